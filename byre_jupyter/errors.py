@@ -1,0 +1,97 @@
+"""One error tree for byre_jupyter.
+
+Every error the package raises on purpose is a :class:`ByreError`; each subclass carries the
+data a caller needs to act on it (an exit code, the CLI's stderr tail, the offending line) rather
+than burying it in the message. Pure module: importable from the protocol layer.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ByreError",
+    "CLIConnectionError",
+    "CLINotFoundError",
+    "CLIProcessError",
+    "ControlError",
+    "ControlTimeout",
+    "LineTooLongError",
+    "ProtocolError",
+    "SessionClosedError",
+    "TurnInterrupted",
+]
+
+
+class ByreError(Exception):
+    """Base class of every error byre_jupyter raises on purpose."""
+
+
+class CLINotFoundError(ByreError):
+    """The ``claude`` executable could not be found."""
+
+    def __init__(self, searched: str) -> None:
+        self.searched = searched
+        super().__init__(
+            f"Claude Code CLI not found ({searched}). Install it with "
+            "`npm install -g @anthropic-ai/claude-code`, or point byre_jupyter at it with "
+            "`%config Claude.cli_path = '/path/to/claude'` or the BYRE_CLAUDE_PATH variable."
+        )
+
+
+class CLIConnectionError(ByreError):
+    """The CLI could not be started, or its pipes broke."""
+
+
+class CLIProcessError(CLIConnectionError):
+    """The CLI process exited while we still needed it."""
+
+    def __init__(self, message: str, exit_code: int | None, stderr_tail: str) -> None:
+        self.exit_code = exit_code
+        self.stderr_tail = stderr_tail
+        detail = f"{message} (exit code {exit_code})"
+        if stderr_tail.strip():
+            detail += f"\n--- claude stderr (tail) ---\n{stderr_tail.rstrip()}"
+        super().__init__(detail)
+
+
+class ProtocolError(ByreError):
+    """The CLI sent something that breaks the stream-json protocol."""
+
+    def __init__(self, message: str, line: bytes | str | None = None) -> None:
+        self.line = line
+        super().__init__(message)
+
+
+class LineTooLongError(ProtocolError):
+    """A stdout line exceeded the configured maximum; it was skipped, the session goes on."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        self.size = size
+        self.limit = limit
+        super().__init__(f"stdout line of at least {size} bytes exceeds the {limit}-byte limit")
+
+
+class ControlError(ByreError):
+    """The CLI answered a control request with an error."""
+
+    def __init__(self, subtype: str, error: str, error_code: str | None = None) -> None:
+        self.subtype = subtype
+        self.error = error
+        self.error_code = error_code
+        code = f" [{error_code}]" if error_code else ""
+        super().__init__(f"control request {subtype!r} failed{code}: {error}")
+
+
+class ControlTimeout(ControlError):
+    """A control request got no answer in time."""
+
+    def __init__(self, subtype: str, timeout: float) -> None:
+        self.timeout = timeout
+        super().__init__(subtype, f"no response within {timeout:g} s", "timeout")
+
+
+class SessionClosedError(ByreError):
+    """The session was closed; no more turns can be sent."""
+
+
+class TurnInterrupted(ByreError):
+    """Raised by callers that want an interrupted turn to surface as an exception."""

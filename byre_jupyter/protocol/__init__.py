@@ -1,0 +1,34 @@
+"""The pure protocol layer: NDJSON framing, typed messages, and message builders.
+
+Imports nothing from asyncio, IPython, ipywidgets or traitlets (``tests/test_layers.py`` checks),
+so it can be reused by any host and tested without an event loop.
+"""
+
+from .control import (
+    cancel_request,
+    control_request,
+    error_response,
+    image_block,
+    initialize_request,
+    sniff_image_type,
+    success_response,
+    user_message,
+)
+from .framing import DEFAULT_MAX_LINE_BYTES, LineSplitter, encode_line
+from .messages import *  # noqa: F403
+from .messages import __all__ as _messages_all
+
+__all__ = [
+    "DEFAULT_MAX_LINE_BYTES",
+    "LineSplitter",
+    "cancel_request",
+    "control_request",
+    "encode_line",
+    "error_response",
+    "image_block",
+    "initialize_request",
+    "sniff_image_type",
+    "success_response",
+    "user_message",
+    *_messages_all,
+]

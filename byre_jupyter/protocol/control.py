@@ -1,0 +1,111 @@
+"""Builders for what the host writes to the CLI: user turns and control-channel messages.
+
+Control requests and responses share stdin/stdout with the messages
+(``shared/protocol/claude-protocol.md``, "Control channel"):
+``{"type":"control_request","request_id":ID,"request":{"subtype":...}}`` one way and
+``{"type":"control_response","response":{"subtype":"success"|"error","request_id":ID,...}}`` back.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "cancel_request",
+    "control_request",
+    "error_response",
+    "image_block",
+    "initialize_request",
+    "sniff_image_type",
+    "success_response",
+    "user_message",
+]
+
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto")
+
+
+def control_request(request_id: str, subtype: str, **fields: Any) -> dict[str, Any]:
+    return {"type": "control_request", "request_id": request_id, "request": {"subtype": subtype, **fields}}
+
+
+def initialize_request(
+    request_id: str,
+    hooks: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """``initialize`` must be the first control request; it carries hook registrations.
+
+    ``hooks`` maps an event name to matchers: ``{"Stop": [{"matcher": None,
+    "hookCallbackIds": ["hook_0"]}]}``.
+    """
+    return control_request(request_id, "initialize", hooks=dict(hooks) if hooks else None, **extra)
+
+
+def success_response(request_id: str, response: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "type": "control_response",
+        "response": {"subtype": "success", "request_id": request_id, "response": dict(response or {})},
+    }
+
+
+def error_response(request_id: str, error: str) -> dict[str, Any]:
+    return {
+        "type": "control_response",
+        "response": {"subtype": "error", "request_id": request_id, "error": error},
+    }
+
+
+def cancel_request(request_id: str) -> dict[str, Any]:
+    """Tell the CLI we no longer need the answer to one of our own requests."""
+    return {"type": "control_cancel_request", "request_id": request_id}
+
+
+_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+
+
+def sniff_image_type(data: bytes) -> str | None:
+    """The media type of PNG/JPEG/GIF/WebP bytes, or None for anything else."""
+    for magic, media_type in _MAGIC:
+        if data.startswith(magic):
+            return media_type
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def image_block(data: bytes, media_type: str | None = None) -> dict[str, Any]:
+    """An Anthropic base64 image content block. Raises ValueError for unknown image bytes."""
+    media_type = media_type or sniff_image_type(data)
+    if media_type is None:
+        raise ValueError("not a PNG, JPEG, GIF or WebP image")
+    return {
+        "type": "image",
+        "source": {"type": "base64", "media_type": media_type, "data": base64.b64encode(data).decode()},
+    }
+
+
+def user_message(
+    prompt: str | Iterable[Mapping[str, Any]],
+    *,
+    session_id: str = "",
+    uuid: str | None = None,
+    parent_tool_use_id: str | None = None,
+) -> dict[str, Any]:
+    """A user turn. ``prompt`` is a string or a list of content blocks (images, text)."""
+    content: Any = prompt if isinstance(prompt, str) else [dict(b) for b in prompt]
+    message: dict[str, Any] = {
+        "type": "user",
+        "message": {"role": "user", "content": content},
+        "parent_tool_use_id": parent_tool_use_id,
+        "session_id": session_id,
+    }
+    if uuid is not None:
+        message["uuid"] = uuid
+    return message

@@ -1,0 +1,526 @@
+"""Typed stream-json messages: the one place where wire dicts become Python objects.
+
+:func:`parse_message` turns one decoded stdout line into a frozen dataclass that keeps the
+original dict as ``raw``. Wire names in camelCase (``modelUsage``) become snake_case attributes
+here and nowhere else. Types and subtypes the protocol docs list are *known*; anything else still
+parses (into :class:`Message` / :class:`SystemMessage` with ``known=False``) so it can be logged
+and passed on, never dropped and never fatal.
+
+References: ``shared/protocol/stream-json-messages.md`` (the type list) and
+``shared/protocol/observed-cli-2.1.328.md`` (the shapes the real CLI sends).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "KNOWN_SYSTEM_SUBTYPES",
+    "KNOWN_TYPES",
+    "ApiRetryMessage",
+    "AssistantMessage",
+    "Block",
+    "ControlCancelRequest",
+    "ControlRequest",
+    "ControlResponse",
+    "ImageBlock",
+    "InitMessage",
+    "Message",
+    "ResultMessage",
+    "StreamEvent",
+    "SystemMessage",
+    "TaskMessage",
+    "TextBlock",
+    "ThinkingBlock",
+    "ToolResultBlock",
+    "ToolUseBlock",
+    "UnknownBlock",
+    "UserMessage",
+    "parse_block",
+    "parse_blocks",
+    "parse_message",
+]
+
+#: Top-level ``type`` values of CLI 2.1.3xx stdout lines (stream-json-messages.md, and the
+#: schema names found in the 2.1.328 binary).
+KNOWN_TYPES: frozenset[str] = frozenset(
+    {
+        "user", "assistant", "result", "system", "stream_event", "prompt_suggestion",
+        "rate_limit_event", "tool_progress", "tool_use_summary", "auth_status",
+        "transcript_mirror", "control_request", "control_response", "control_cancel_request",
+        "keep_alive", "update_environment_variables", "command_lifecycle",
+    }
+)  # fmt: skip
+
+#: ``system`` subtypes listed in stream-json-messages.md (full names from the 2.1.328 schema).
+KNOWN_SYSTEM_SUBTYPES: frozenset[str] = frozenset(
+    {
+        "init", "compact_boundary", "api_retry", "api_error", "hook_started", "hook_progress",
+        "hook_response", "plugin_install", "permission_denied", "permission_retry", "status",
+        "post_turn_summary", "task_started", "task_progress", "task_updated",
+        "task_notification", "task_summary", "task_list_statuses", "session_state_changed",
+        "session_metadata", "session_title_changed", "session_writes_lost", "informational",
+        "stop_hook_summary", "memory_recall", "memory_saved", "agents_killed",
+        "instruction_size_warning", "away_summary", "thinking", "thinking_tokens",
+        "mirror_error", "control_request_progress", "model_fallback", "model_consent_fallback",
+        "model_refusal_fallback", "model_refusal_no_fallback", "file_snapshot",
+        "files_persisted", "file_attachments_missing", "scheduled_task_fire",
+        "peer_message_hold", "turn_duration", "turn_handoff_available", "turn_preempted",
+        "local_command_output", "background_tasks_changed", "feedback_draft_queued",
+        "worker_shutting_down", "ui_focus", "ui_invalidate", "ui_log", "ui_notify",
+        "ui_notify_cancel", "ui_panes", "ui_placed", "ui_scroll", "ui_status", "ui_toast",
+        "commands_changed", "notification", "elicitation_complete", "permission_check_status",
+        "code_change_published", "vcs_state_changed", "dev_intent", "per_turn_effort_changed",
+        "inherited_asks_settled", "cloud_session_delta", "late_allow_not_run", "shell_cwd",
+        "upgrade_relay_marker",
+    }
+)  # fmt: skip
+
+_FROZEN = {"frozen": True, "slots": True, "kw_only": True}
+
+
+# --- content blocks -------------------------------------------------------------------------
+
+
+@dataclass(**_FROZEN)
+class Block:
+    """A content block of a user or assistant message; ``raw`` is the wire dict."""
+
+    raw: Mapping[str, Any] = field(repr=False)
+
+    @property
+    def type(self) -> str:
+        return str(self.raw.get("type", ""))
+
+
+@dataclass(**_FROZEN)
+class TextBlock(Block):
+    text: str
+
+
+@dataclass(**_FROZEN)
+class ThinkingBlock(Block):
+    thinking: str
+    signature: str = ""
+
+
+@dataclass(**_FROZEN)
+class ToolUseBlock(Block):
+    id: str
+    name: str
+    input: Mapping[str, Any]
+
+
+@dataclass(**_FROZEN)
+class ImageBlock(Block):
+    """An image, base64 encoded (Anthropic ``source`` style or MCP ``data``/``mimeType`` style)."""
+
+    media_type: str
+    data: str = field(repr=False)
+
+
+@dataclass(**_FROZEN)
+class ToolResultBlock(Block):
+    tool_use_id: str
+    content: tuple[Block, ...]
+    is_error: bool = False
+
+    @property
+    def text(self) -> str:
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+    @property
+    def images(self) -> tuple[ImageBlock, ...]:
+        return tuple(b for b in self.content if isinstance(b, ImageBlock))
+
+
+@dataclass(**_FROZEN)
+class UnknownBlock(Block):
+    """A block type we do not model (server_tool_use, document, ...); kept, never dropped."""
+
+
+def parse_block(raw: Any) -> Block:
+    if isinstance(raw, str):
+        return TextBlock(raw={"type": "text", "text": raw}, text=raw)
+    if not isinstance(raw, Mapping):
+        return UnknownBlock(raw={"type": "invalid", "value": raw})
+    kind = raw.get("type")
+    if kind == "text":
+        return TextBlock(raw=raw, text=str(raw.get("text", "")))
+    if kind in ("thinking", "redacted_thinking"):
+        return ThinkingBlock(
+            raw=raw, thinking=str(raw.get("thinking", "")), signature=str(raw.get("signature", ""))
+        )
+    if kind in ("tool_use", "server_tool_use"):
+        return ToolUseBlock(
+            raw=raw,
+            id=str(raw.get("id", "")),
+            name=str(raw.get("name", "")),
+            input=raw.get("input") or {},
+        )
+    if kind == "tool_result":
+        content = raw.get("content")
+        blocks = parse_blocks(content) if content is not None else ()
+        return ToolResultBlock(
+            raw=raw,
+            tool_use_id=str(raw.get("tool_use_id", "")),
+            content=blocks,
+            is_error=bool(raw.get("is_error", False)),
+        )
+    if kind == "image":
+        source = raw.get("source")
+        if isinstance(source, Mapping) and source.get("type") == "base64":
+            return ImageBlock(
+                raw=raw,
+                media_type=str(source.get("media_type", "")),
+                data=str(source.get("data", "")),
+            )
+        if "data" in raw:  # MCP style
+            return ImageBlock(
+                raw=raw, media_type=str(raw.get("mimeType", "")), data=str(raw.get("data", ""))
+            )
+    return UnknownBlock(raw=raw)
+
+
+def parse_blocks(content: Any) -> tuple[Block, ...]:
+    """Parse a message ``content``: a string (one text block) or a list of blocks."""
+    if isinstance(content, list):
+        return tuple(parse_block(b) for b in content)
+    if content is None:
+        return ()
+    return (parse_block(content),)
+
+
+# --- messages -------------------------------------------------------------------------------
+
+
+@dataclass(**_FROZEN)
+class Message:
+    """One stdout line. Subclasses add typed fields; ``raw`` keeps everything."""
+
+    raw: Mapping[str, Any] = field(repr=False)
+    known: bool = True
+
+    @property
+    def type(self) -> str:
+        return str(self.raw.get("type", ""))
+
+    @property
+    def session_id(self) -> str | None:
+        value = self.raw.get("session_id")
+        return value if isinstance(value, str) else None
+
+    @property
+    def uuid(self) -> str | None:
+        value = self.raw.get("uuid")
+        return value if isinstance(value, str) else None
+
+    @property
+    def parent_tool_use_id(self) -> str | None:
+        value = self.raw.get("parent_tool_use_id")
+        return value if isinstance(value, str) else None
+
+
+@dataclass(**_FROZEN)
+class UserMessage(Message):
+    content: tuple[Block, ...]
+    tool_use_result: Any = None
+    is_synthetic: bool = False
+    is_replay: bool = False
+
+    @property
+    def tool_results(self) -> tuple[ToolResultBlock, ...]:
+        return tuple(b for b in self.content if isinstance(b, ToolResultBlock))
+
+
+@dataclass(**_FROZEN)
+class AssistantMessage(Message):
+    """One content block of an API message (the CLI sends one line per block; group by id)."""
+
+    message_id: str
+    model: str
+    content: tuple[Block, ...]
+    stop_reason: str | None = None
+    aborted: bool = False
+    is_api_error: bool = False
+    error: str | None = None
+
+
+@dataclass(**_FROZEN)
+class SystemMessage(Message):
+    subtype: str
+
+
+@dataclass(**_FROZEN)
+class InitMessage(SystemMessage):
+    """``system/init``: sent at the start of every turn (not at launch)."""
+
+    model: str
+    tools: tuple[str, ...]
+    mcp_servers: tuple[Mapping[str, Any], ...]
+    permission_mode: str | None
+    capabilities: frozenset[str]
+    cwd: str | None
+    claude_code_version: str | None
+
+
+@dataclass(**_FROZEN)
+class ApiRetryMessage(SystemMessage):
+    attempt: int
+    max_retries: int
+    retry_delay_ms: float
+    error_status: int | None
+    error: str
+
+
+@dataclass(**_FROZEN)
+class TaskMessage(SystemMessage):
+    """``system/task_*``: a background or foreground task (Bash after ~3 s, subagents)."""
+
+    task_id: str
+    tool_use_id: str | None
+    description: str
+    status: str | None
+    summary: str | None
+    task_type: str | None
+
+
+@dataclass(**_FROZEN)
+class StreamEvent(Message):
+    """A raw API stream event (``--include-partial-messages``)."""
+
+    event: Mapping[str, Any]
+
+    @property
+    def event_type(self) -> str:
+        return str(self.event.get("type", ""))
+
+    @property
+    def index(self) -> int | None:
+        value = self.event.get("index")
+        return value if isinstance(value, int) else None
+
+    @property
+    def delta(self) -> Mapping[str, Any]:
+        value = self.event.get("delta")
+        return value if isinstance(value, Mapping) else {}
+
+
+@dataclass(**_FROZEN)
+class ResultMessage(Message):
+    """Ends a turn. Note: an API failure is ``subtype="success"`` with ``is_error=True``."""
+
+    subtype: str
+    is_error: bool
+    result: str | None
+    duration_ms: float | None
+    duration_api_ms: float | None
+    num_turns: int | None
+    total_cost_usd: float | None
+    usage: Mapping[str, Any]
+    model_usage: Mapping[str, Any]
+    stop_reason: str | None
+    terminal_reason: str | None
+    api_error_status: int | None
+    errors: tuple[str, ...]
+    permission_denials: tuple[Any, ...]
+    origin_kind: str | None
+
+    @property
+    def interrupted(self) -> bool:
+        return self.subtype == "error_during_execution" or (
+            self.terminal_reason or ""
+        ).startswith("aborted")
+
+
+@dataclass(**_FROZEN)
+class ControlRequest(Message):
+    request_id: str
+    subtype: str
+    request: Mapping[str, Any]
+
+
+@dataclass(**_FROZEN)
+class ControlResponse(Message):
+    request_id: str
+    subtype: str  # "success" | "error"
+    response: Mapping[str, Any]
+    error: str | None
+    error_code: str | None
+
+
+@dataclass(**_FROZEN)
+class ControlCancelRequest(Message):
+    request_id: str
+
+
+# --- parsing --------------------------------------------------------------------------------
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return None
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _user(raw: Mapping[str, Any]) -> Message:
+    return UserMessage(
+        raw=raw,
+        content=parse_blocks(_map(raw.get("message")).get("content")),
+        tool_use_result=raw.get("tool_use_result"),
+        is_synthetic=bool(raw.get("isSynthetic", False)),
+        is_replay=bool(raw.get("isReplay", False)),
+    )
+
+
+def _assistant(raw: Mapping[str, Any]) -> Message:
+    msg = _map(raw.get("message"))
+    return AssistantMessage(
+        raw=raw,
+        message_id=str(msg.get("id", "")),
+        model=str(msg.get("model", "")),
+        content=parse_blocks(msg.get("content")),
+        stop_reason=_str(msg.get("stop_reason")),
+        aborted=bool(raw.get("aborted", False)),
+        is_api_error=bool(raw.get("is_api_error_message", False)),
+        error=_str(raw.get("error")),
+    )
+
+
+def _system(raw: Mapping[str, Any]) -> Message:
+    subtype = str(raw.get("subtype", ""))
+    known = subtype in KNOWN_SYSTEM_SUBTYPES
+    if subtype == "init":
+        caps = raw.get("capabilities")
+        servers = raw.get("mcp_servers")
+        tools = raw.get("tools")
+        return InitMessage(
+            raw=raw,
+            subtype=subtype,
+            model=str(raw.get("model", "")),
+            tools=tuple(str(t) for t in tools) if isinstance(tools, list) else (),
+            mcp_servers=tuple(s for s in servers if isinstance(s, Mapping))
+            if isinstance(servers, list)
+            else (),
+            permission_mode=_str(raw.get("permissionMode")),
+            capabilities=frozenset(str(c) for c in caps) if isinstance(caps, list) else frozenset(),
+            cwd=_str(raw.get("cwd")),
+            claude_code_version=_str(raw.get("claude_code_version")),
+        )
+    if subtype == "api_retry":
+        return ApiRetryMessage(
+            raw=raw,
+            subtype=subtype,
+            attempt=_int(raw.get("attempt")) or 0,
+            max_retries=_int(raw.get("max_retries")) or 0,
+            retry_delay_ms=_num(raw.get("retry_delay_ms")) or 0.0,
+            error_status=_int(raw.get("error_status")),
+            error=str(raw.get("error", "")),
+        )
+    if subtype.startswith("task_") and subtype != "task_list_statuses":
+        patch = _map(raw.get("patch"))
+        return TaskMessage(
+            raw=raw,
+            subtype=subtype,
+            known=known,
+            task_id=str(raw.get("task_id", "")),
+            tool_use_id=_str(raw.get("tool_use_id")),
+            description=str(raw.get("description", "")),
+            status=_str(raw.get("status")) or _str(patch.get("status")),
+            summary=_str(raw.get("summary")),
+            task_type=_str(raw.get("task_type")),
+        )
+    return SystemMessage(raw=raw, subtype=subtype, known=known)
+
+
+def _stream_event(raw: Mapping[str, Any]) -> Message:
+    return StreamEvent(raw=raw, event=_map(raw.get("event")))
+
+
+def _result(raw: Mapping[str, Any]) -> Message:
+    errors = raw.get("errors")
+    denials = raw.get("permission_denials")
+    return ResultMessage(
+        raw=raw,
+        subtype=str(raw.get("subtype", "")),
+        is_error=bool(raw.get("is_error", False)),
+        result=_str(raw.get("result")),
+        duration_ms=_num(raw.get("duration_ms")),
+        duration_api_ms=_num(raw.get("duration_api_ms")),
+        num_turns=_int(raw.get("num_turns")),
+        total_cost_usd=_num(raw.get("total_cost_usd")),
+        usage=_map(raw.get("usage")),
+        model_usage=_map(raw.get("modelUsage")),
+        stop_reason=_str(raw.get("stop_reason")),
+        terminal_reason=_str(raw.get("terminal_reason")),
+        api_error_status=_int(raw.get("api_error_status")),
+        errors=tuple(str(e) for e in errors) if isinstance(errors, list) else (),
+        permission_denials=tuple(denials) if isinstance(denials, list) else (),
+        origin_kind=_str(_map(raw.get("origin")).get("kind")),
+    )
+
+
+def _control_request(raw: Mapping[str, Any]) -> Message:
+    request = _map(raw.get("request"))
+    return ControlRequest(
+        raw=raw,
+        request_id=str(raw.get("request_id", "")),
+        subtype=str(request.get("subtype", "")),
+        request=request,
+    )
+
+
+def _control_response(raw: Mapping[str, Any]) -> Message:
+    body = _map(raw.get("response"))
+    return ControlResponse(
+        raw=raw,
+        request_id=str(body.get("request_id", "")),
+        subtype=str(body.get("subtype", "")),
+        response=_map(body.get("response")),
+        error=_str(body.get("error")),
+        error_code=_str(body.get("error_code")),
+    )
+
+
+def _control_cancel(raw: Mapping[str, Any]) -> Message:
+    return ControlCancelRequest(raw=raw, request_id=str(raw.get("request_id", "")))
+
+
+_PARSERS: dict[str, Callable[[Mapping[str, Any]], Message]] = {
+    "stream_event": _stream_event,
+    "assistant": _assistant,
+    "user": _user,
+    "system": _system,
+    "result": _result,
+    "control_request": _control_request,
+    "control_response": _control_response,
+    "control_cancel_request": _control_cancel,
+}
+
+
+def parse_message(raw: Mapping[str, Any]) -> Message:
+    """Turn one decoded JSON object from the CLI into a typed message.
+
+    Never raises for a dict: malformed fields degrade to defaults and the full dict stays in
+    ``raw``. Types outside :data:`KNOWN_TYPES` come back as :class:`Message` with
+    ``known=False``.
+    """
+    kind = raw.get("type")
+    parser = _PARSERS.get(kind) if isinstance(kind, str) else None
+    if parser is not None:
+        return parser(raw)
+    return Message(raw=raw, known=isinstance(kind, str) and kind in KNOWN_TYPES)

@@ -1,0 +1,23 @@
+"""The session layer: conversations, turns, the control channel and the in-process MCP server."""
+
+from .manager import SessionManager
+from .mcp import McpServer, McpTool, ToolResult
+from .permissions import Allow, Deny, PermissionCallback, PermissionRequest
+from .session import HookCallback, ImageInput, Session
+from .turn import Turn, TurnResult
+
+__all__ = [
+    "Allow",
+    "Deny",
+    "HookCallback",
+    "ImageInput",
+    "McpServer",
+    "McpTool",
+    "PermissionCallback",
+    "PermissionRequest",
+    "Session",
+    "SessionManager",
+    "ToolResult",
+    "Turn",
+    "TurnResult",
+]

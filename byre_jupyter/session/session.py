@@ -1,0 +1,555 @@
+"""A conversation with Claude Code: one CLI process, kept warm across turns.
+
+The process starts lazily at the first :meth:`Session.send`, with ``--session-id`` so the
+conversation id is known before the CLI says it. Turns run one at a time from a host-side queue
+(so a queued turn always survives an interrupt of the running one). If the CLI dies, the running
+turn ends with a :class:`~byre_jupyter.errors.CLIProcessError` (exit code and stderr tail) and the
+next turn restarts it with ``--resume`` so the conversation goes on.
+
+Results the CLI starts on its own (a background task finished: ``origin.kind ==
+"task-notification"``) become *background turns*, handed to ``on_background_turn``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import uuid as uuidlib
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import (
+    ByreError,
+    CLIProcessError,
+    ControlError,
+    ProtocolError,
+    SessionClosedError,
+)
+from ..protocol import (
+    DEFAULT_MAX_LINE_BYTES,
+    ControlRequest,
+    InitMessage,
+    Message,
+    ResultMessage,
+    image_block,
+    initialize_request,
+    sniff_image_type,
+    user_message,
+)
+from ..transport import LaunchSpec, SubprocessTransport, build_argv, build_env, find_cli
+from .channel import ControlChannel
+from .mcp import McpServer
+from .permissions import PermissionCallback, PermissionRequest, default_policy
+from .transcript import TranscriptWriter
+from .turn import Turn, TurnResult
+
+__all__ = ["HookCallback", "ImageInput", "Session"]
+
+log = logging.getLogger(__name__)
+
+#: A hook: gets the hook's input JSON, returns the hook output (``{}`` to carry on).
+HookCallback = Callable[[Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
+#: An image for :meth:`Session.send`: raw bytes, a path, or an Anthropic image block.
+ImageInput = bytes | str | os.PathLike[str] | Mapping[str, Any]
+
+
+class Session:
+    """One conversation. See the module docstring; the README has a tour."""
+
+    def __init__(
+        self,
+        name: str = "default",
+        model: str | None = None,
+        cli_path: str | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        permission_mode: str | None = None,
+        env: Mapping[str, str] | None = None,
+        *,
+        resume: str | None = None,
+        fork_at: str | None = None,
+        extra_args: Sequence[str] = (),
+        hooks: Mapping[str, Sequence[HookCallback]] | None = None,
+        can_use_tool: PermissionCallback | None = None,
+        mcp_server: McpServer | None = None,
+        transcript: str | os.PathLike[str] | None = None,
+        on_background_turn: Callable[[Turn], None] | None = None,
+        on_bad_line: Callable[[bytes, ProtocolError], None] | None = None,
+        control_timeout: float = 30.0,
+        start_timeout: float = 90.0,
+        interrupt_grace: float = 3.0,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        commit_name: str | None = None,
+        commit_email: str | None = None,
+    ) -> None:
+        self.name = name
+        self.model = model
+        self.cli_path = cli_path
+        self.cwd = os.fspath(cwd) if cwd is not None else None
+        self.permission_mode = permission_mode
+        self.env = dict(env or {})
+        self.extra_args = tuple(extra_args)
+        self.hooks = {event: list(fns) for event, fns in (hooks or {}).items()}
+        self.can_use_tool = can_use_tool or default_policy(permission_mode)
+        self.mcp_server = mcp_server or McpServer("byre")
+        self.on_background_turn = on_background_turn
+        self.on_bad_line = on_bad_line
+        self.control_timeout = control_timeout
+        self.start_timeout = start_timeout
+        self.interrupt_grace = interrupt_grace
+        self.max_line_bytes = max_line_bytes
+        self.commit_name = commit_name
+        self.commit_email = commit_email
+
+        # Conversation identity: a fresh id, or resume / fork an existing one.
+        self._resume = resume
+        self._fork_at = fork_at
+        self.session_id: str | None = resume if resume and not fork_at else None
+        if self.session_id is None:
+            self.session_id = str(uuidlib.uuid4())
+        self._has_history = resume is not None
+
+        self.server_info: Mapping[str, Any] = {}  # the initialize response
+        self.last_init: InitMessage | None = None
+        self.bad_lines: deque[tuple[bytes, ProtocolError]] = deque(maxlen=50)
+        self.unknown_messages = 0
+        self.turns_completed = 0
+        self.total_cost_usd = 0.0
+        self.usage_totals: dict[str, int] = {}
+        self.restarts = 0
+
+        self._transport: SubprocessTransport | None = None
+        self._channel: ControlChannel | None = None
+        self._start_lock: asyncio.Lock | None = None
+        self._queue: deque[Turn] = deque()
+        self._queue_event: asyncio.Event | None = None
+        self._pump_task: asyncio.Task[None] | None = None
+        self._active: Turn | None = None
+        self._background: Turn | None = None
+        self._closed = False
+        self._hook_ids: dict[str, HookCallback] = {}
+        self._transcript = TranscriptWriter(transcript) if transcript else None
+
+    # -- public properties ----------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        return self._transport is not None and self._transport.running
+
+    @property
+    def pid(self) -> int | None:
+        return self._transport.pid if self._transport else None
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def busy(self) -> bool:
+        return self._active is not None or bool(self._queue)
+
+    @property
+    def active_turn(self) -> Turn | None:
+        return self._active
+
+    @property
+    def models(self) -> tuple[Mapping[str, Any], ...]:
+        """The models the CLI offers (``initialize`` response ``models[]``), after start."""
+        models = self.server_info.get("models")
+        return tuple(m for m in models if isinstance(m, Mapping)) if isinstance(models, list) else ()
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        """From the newest ``system/init`` line; a missing array means none."""
+        return self.last_init.capabilities if self.last_init else frozenset()
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Session:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def start(self) -> None:
+        """Start the CLI now (``send`` does it lazily). Idempotent."""
+        if self._closed:
+            raise SessionClosedError(f"session {self.name!r} is closed")
+        if self._start_lock is None:
+            self._start_lock = asyncio.Lock()
+        async with self._start_lock:
+            if self._channel is not None and self.running:
+                return
+            await self._spawn()
+
+    def _launch_spec(self) -> LaunchSpec:
+        resume = fork_at = None
+        fork = False
+        session_id: str | None = self.session_id
+        if self._fork_at is not None and self._resume is not None:
+            resume, fork_at, fork = self._resume, self._fork_at, True
+            session_id = self.session_id  # the new conversation's id
+        elif self._has_history:
+            resume = self.session_id
+        return LaunchSpec(
+            cli_path=find_cli(self.cli_path),
+            cwd=self.cwd,
+            model=self.model,
+            permission_mode=self.permission_mode,
+            session_id=session_id,
+            resume=resume,
+            resume_session_at=fork_at,
+            fork_session=fork,
+            mcp_servers=(self.mcp_server.name,),
+            extra_args=self.extra_args,
+            env=self.env,
+            commit_name=self.commit_name,
+            commit_email=self.commit_email,
+        )
+
+    async def _spawn(self) -> None:
+        spec = self._launch_spec()
+        transport = SubprocessTransport(
+            build_argv(spec), env=build_env(spec), cwd=spec.cwd, max_line_bytes=self.max_line_bytes
+        )
+        await transport.start()
+        channel = ControlChannel(
+            transport,
+            on_message=self._on_message,
+            on_bad_line=self._on_bad_line,
+            on_eof=lambda: self._on_eof(channel),
+            handlers={
+                "mcp_message": self._handle_mcp,
+                "hook_callback": self._handle_hook,
+                "can_use_tool": self._handle_can_use_tool,
+            },
+            on_send=self._log_send if self._transcript else None,
+            on_recv=self._log_recv if self._transcript else None,
+        )
+        self._transport, self._channel = transport, channel
+        channel.start()
+        hooks: dict[str, list[dict[str, Any]]] = {}
+        for event, callbacks in self.hooks.items():
+            ids = []
+            for callback in callbacks:
+                hook_id = f"hook_{len(self._hook_ids)}"
+                self._hook_ids[hook_id] = callback
+                ids.append(hook_id)
+            hooks[event] = [{"matcher": None, "hookCallbackIds": ids}]
+        try:
+            self.server_info = await channel.request(
+                "initialize",
+                timeout=self.start_timeout,
+                hooks=hooks or None,
+            )
+        except ControlError as e:
+            await self._teardown(kill=True)
+            code = transport.returncode
+            raise CLIProcessError(f"the CLI did not initialize: {e}", code, transport.stderr_tail) from e
+        # After a fork the new conversation continues as a plain session.
+        if self._fork_at is not None:
+            self._fork_at = self._resume = None
+            self._has_history = True
+
+    async def close(self) -> None:
+        """End the conversation's process: queued turns fail, the running one is interrupted."""
+        if self._closed:
+            return
+        self._closed = True
+        error = SessionClosedError(f"session {self.name!r} was closed")
+        while self._queue:
+            self._queue.popleft()._finish(None, error)
+        if self._active is not None and self._channel is not None and self.running:
+            with contextlib.suppress(ByreError, asyncio.TimeoutError):
+                await self._interrupt_active(grace=1.0)
+        if self._pump_task is not None:
+            self._pump_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._pump_task
+        await self._teardown(kill=False)
+        for turn in (self._active, self._background):
+            if turn is not None:
+                turn._finish(None, error)
+        if self._transcript is not None:
+            self._transcript.close()
+
+    async def _teardown(self, *, kill: bool) -> None:
+        transport, channel = self._transport, self._channel
+        self._transport = self._channel = None
+        if transport is not None:
+            if kill:
+                await transport.kill()
+            else:
+                await transport.close(grace=2.0)
+        if channel is not None:
+            await channel.aclose()
+
+    # -- turns ----------------------------------------------------------------------------
+
+    async def send(
+        self, prompt: str | Sequence[Mapping[str, Any]], images: Sequence[ImageInput] = ()
+    ) -> Turn:
+        """Queue a turn; returns its handle at once. The CLI starts if it is not running."""
+        if self._closed:
+            raise SessionClosedError(f"session {self.name!r} is closed")
+        content = self._content(prompt, images)
+        turn = Turn(self, content)
+        self._queue.append(turn)
+        if self._queue_event is None:
+            self._queue_event = asyncio.Event()
+        self._queue_event.set()
+        if self._pump_task is None or self._pump_task.done():
+            self._pump_task = asyncio.get_running_loop().create_task(self._pump())
+        return turn
+
+    async def query(self, prompt: str, images: Sequence[ImageInput] = ()) -> TurnResult:
+        """Send and wait: the result of one turn."""
+        return await (await self.send(prompt, images)).result()
+
+    @staticmethod
+    def _content(
+        prompt: str | Sequence[Mapping[str, Any]], images: Sequence[ImageInput]
+    ) -> str | list[Mapping[str, Any]]:
+        if not images:
+            return prompt if isinstance(prompt, str) else list(prompt)
+        blocks: list[Mapping[str, Any]] = []
+        for image in images:
+            if isinstance(image, Mapping):
+                blocks.append(image)
+                continue
+            data = image if isinstance(image, bytes) else Path(image).read_bytes()
+            if sniff_image_type(data) is None:
+                raise ValueError(f"not a PNG, JPEG, GIF or WebP image: {image!r:.80}")
+            blocks.append(image_block(data))
+        if isinstance(prompt, str):
+            if prompt:
+                blocks.append({"type": "text", "text": prompt})
+        else:
+            blocks.extend(prompt)
+        return blocks
+
+    async def _pump(self) -> None:
+        assert self._queue_event is not None
+        while not self._closed:
+            if not self._queue:
+                self._queue_event.clear()
+                await self._queue_event.wait()
+                continue
+            # A turn the CLI started on its own must end before ours is written.
+            if self._background is not None:
+                await asyncio.wait([asyncio.ensure_future(self._background.result())])
+            turn = self._queue.popleft()
+            try:
+                await self.start()
+                self._active = turn
+                turn.started = asyncio.get_running_loop().time()
+                turn.model = self.model
+                assert self._channel is not None
+                await self._channel.send(
+                    user_message(turn.prompt, session_id=self.session_id or "")
+                )
+            except ByreError as e:
+                turn._finish(None, e)
+                self._active = None
+                continue
+            try:
+                await turn.result()
+            finally:
+                self._active = None
+
+    # -- interrupt / model / other control -------------------------------------------------
+
+    async def interrupt(self) -> list[str]:
+        """End the running turn gracefully (within a second, normally); the session stays
+        usable. Returns the ids of turns still queued, which will run next. If the CLI does not
+        end the turn within ``interrupt_grace`` seconds, its process group is killed and the
+        next turn resumes the conversation."""
+        queued = [t.id for t in self._queue]
+        if self._active is None:
+            return queued
+        still = await self._interrupt_active(grace=self.interrupt_grace)
+        return queued + still
+
+    async def _interrupt_active(self, grace: float) -> list[str]:
+        turn = self._active
+        if turn is None:
+            return []
+        turn.interrupt_requested = True
+        still: list[str] = []
+        if self._channel is not None:
+            try:
+                response = await self._channel.request(
+                    "interrupt", timeout=min(grace, self.control_timeout)
+                )
+                raw = response.get("still_queued")
+                still = [str(s) for s in raw] if isinstance(raw, list) else []
+            except ControlError as e:
+                log.info("byre: interrupt request failed (%s); escalating", e)
+        try:
+            await asyncio.wait_for(turn.result(), grace)
+        except asyncio.TimeoutError:
+            log.warning("byre: turn did not end %.1fs after interrupt; killing the CLI", grace)
+            await self._teardown(kill=True)
+            # The EOF handler ends the turn; make sure, in case it already ran.
+            turn._finish(None, CLIProcessError("stopped: the CLI did not answer the interrupt", None, ""))
+        return still
+
+    async def set_model(self, model: str | None) -> str | None:
+        """Switch model for later turns (the running process too). Returns the resolved name."""
+        self.model = model
+        if self._channel is None or not self.running:
+            return model
+        response = await self._channel.request(
+            "set_model", timeout=self.control_timeout, **({"model": model} if model else {})
+        )
+        resolved = response.get("model")
+        return resolved if isinstance(resolved, str) else model
+
+    async def set_permission_mode(self, mode: str) -> None:
+        if self._channel is not None and self.running:
+            await self._channel.request("set_permission_mode", timeout=self.control_timeout, mode=mode)
+        self.permission_mode = mode
+        if self.can_use_tool.__name__ == "decide":  # the default policy follows the mode
+            self.can_use_tool = default_policy(mode)
+
+    async def get_context_usage(self) -> Mapping[str, Any]:
+        return await self._request_started("get_context_usage")
+
+    async def mcp_status(self) -> Mapping[str, Any]:
+        return await self._request_started("mcp_status")
+
+    async def _request_started(self, subtype: str, **fields: Any) -> Mapping[str, Any]:
+        await self.start()
+        assert self._channel is not None
+        return await self._channel.request(subtype, timeout=self.control_timeout, **fields)
+
+    def fork(self, at: str | None = None, *, name: str | None = None, **options: Any) -> Session:
+        """A new session that starts from this conversation's history, up to message ``at``
+        (an assistant message uuid, e.g. from ``TurnResult.message_uuids``); the original is
+        untouched."""
+        if self.session_id is None:
+            raise ByreError("nothing to fork: the session has no conversation yet")
+        settings: dict[str, Any] = dict(
+            model=self.model, cli_path=self.cli_path, cwd=self.cwd,
+            permission_mode=self.permission_mode, env=self.env, extra_args=self.extra_args,
+        )  # fmt: skip
+        settings.update(options)
+        session = Session(name or f"{self.name}-fork", resume=self.session_id, **settings)
+        session._fork_at = at or ""
+        if not at:  # fork the whole history: --resume --fork-session with a new id
+            session._fork_at = None
+            session._resume = self.session_id
+            session._has_history = True
+            session.extra_args = (*session.extra_args, "--fork-session")
+            session.session_id = str(uuidlib.uuid4())
+        return session
+
+    # -- inbound messages -----------------------------------------------------------------
+
+    def _on_message(self, message: Message) -> None:
+        if not message.known:
+            self.unknown_messages += 1
+            log.info("byre: unknown message type %r passed through", message.type)
+        if isinstance(message, InitMessage):
+            self.last_init = message
+            if message.session_id:
+                self.session_id = message.session_id
+            if message.model:
+                self.model_in_use: str | None = message.model
+        turn = self._active
+        if turn is None or (
+            isinstance(message, ResultMessage) and message.origin_kind == "task-notification"
+            and turn is not self._background
+        ):
+            turn = self._background_turn()
+        turn._add(message)
+        if isinstance(message, ResultMessage):
+            self._account(message)
+            turn._finish(message)
+            if turn is self._background:
+                self._background = None
+
+    def _background_turn(self) -> Turn:
+        if self._background is None or self._background.done():
+            self._background = Turn(self, "", origin="task-notification")
+            self._background.started = asyncio.get_running_loop().time()
+            if self.on_background_turn is not None:
+                self.on_background_turn(self._background)
+        return self._background
+
+    def _account(self, result: ResultMessage) -> None:
+        self._has_history = True
+        self.turns_completed += 1
+        if result.session_id:
+            self.session_id = result.session_id
+        if result.total_cost_usd:
+            self.total_cost_usd += result.total_cost_usd
+        for key, value in result.usage.items():
+            if isinstance(value, int):
+                self.usage_totals[key] = self.usage_totals.get(key, 0) + value
+
+    def _on_bad_line(self, line: bytes, error: ProtocolError) -> None:
+        self.bad_lines.append((line[:200], error))
+        log.warning("byre: %s", error)
+        if self.on_bad_line is not None:
+            self.on_bad_line(line, error)
+
+    def _on_eof(self, channel: ControlChannel) -> None:
+        if channel is not self._channel and self._channel is not None:
+            return  # an old process we replaced
+        asyncio.get_running_loop().create_task(self._after_exit(channel))
+
+    async def _after_exit(self, channel: ControlChannel) -> None:
+        transport = channel.transport
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(transport.wait(), 5.0)
+        if self._channel is channel:
+            self._channel = None
+            self._transport = None
+            await transport.kill()  # reap whatever is left of the group
+        error = CLIProcessError(
+            "the Claude CLI exited during the turn", transport.returncode, transport.stderr_tail
+        )
+        for turn in (self._active, self._background):
+            if turn is not None and not turn.done():
+                turn._finish(None, error)
+        if not self._closed and self._active is not None:
+            self.restarts += 1
+
+    # -- CLI → host requests --------------------------------------------------------------
+
+    async def _handle_mcp(self, request: ControlRequest) -> Mapping[str, Any]:
+        server = request.request.get("server_name")
+        message = request.request.get("message")
+        if server != self.mcp_server.name or not isinstance(message, Mapping):
+            raise ControlError("mcp_message", f"unknown MCP server {server!r}")
+        return {"mcp_response": await self.mcp_server.handle(message)}
+
+    async def _handle_hook(self, request: ControlRequest) -> Mapping[str, Any]:
+        callback = self._hook_ids.get(str(request.request.get("callback_id")))
+        if callback is None:
+            raise ControlError("hook_callback", "unknown hook callback id")
+        hook_input = request.request.get("input")
+        return await callback(hook_input if isinstance(hook_input, Mapping) else {})
+
+    async def _handle_can_use_tool(self, request: ControlRequest) -> Mapping[str, Any]:
+        permission = PermissionRequest.from_request(request.request)
+        decision = await self.can_use_tool(permission)
+        return decision.to_wire(permission)
+
+    # -- transcript -----------------------------------------------------------------------
+
+    def _log_send(self, message: Mapping[str, Any]) -> None:
+        assert self._transcript is not None
+        self._transcript.write("send", message)
+
+    def _log_recv(self, message: Message) -> None:
+        assert self._transcript is not None
+        self._transcript.write("recv", message.raw)
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else ("running" if self.running else "idle")
+        return f"<Session {self.name!r} {state} id={self.session_id}>"

@@ -1,0 +1,167 @@
+"""A turn: one prompt, the messages it produced, and its result.
+
+Events are kept in a list, so any number of consumers can iterate a turn (from the start) while
+it runs or after it ended. A turn ends exactly once, with a :class:`TurnResult`; failures (the CLI
+died, the session closed) end it too, with ``is_error`` set and the exception in ``error``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ByreError
+from ..protocol import (
+    AssistantMessage,
+    ImageBlock,
+    Message,
+    ResultMessage,
+    TextBlock,
+    UserMessage,
+)
+
+if TYPE_CHECKING:
+    from .session import Session
+
+__all__ = ["Turn", "TurnResult"]
+
+_turn_ids = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    """What a turn produced. ``text`` is the final answer (partial text if interrupted)."""
+
+    text: str
+    session_id: str | None
+    is_error: bool
+    interrupted: bool = False
+    cost_usd: float | None = None
+    usage: Mapping[str, Any] = field(default_factory=dict)
+    duration_ms: float | None = None
+    num_turns: int | None = None
+    model: str | None = None
+    images: tuple[ImageBlock, ...] = ()
+    message_uuids: tuple[str, ...] = ()
+    error: ByreError | None = None
+    origin: str | None = None
+    raw: ResultMessage | None = None
+
+    @property
+    def error_message(self) -> str | None:
+        if self.error is not None:
+            return str(self.error)
+        if self.is_error and not self.interrupted:
+            return self.text or (self.raw.terminal_reason if self.raw else None) or "error"
+        return None
+
+
+class Turn:
+    """Handle of one turn. ``async for m in turn.events()`` and ``await turn.result()``."""
+
+    def __init__(
+        self,
+        session: Session,
+        prompt: str | Sequence[Mapping[str, Any]],
+        *,
+        origin: str | None = None,
+    ) -> None:
+        self.id = f"turn-{next(_turn_ids)}"
+        self.session = session
+        self.prompt = prompt
+        self.origin = origin  # None for ours; "task-notification" for CLI-started turns
+        self.messages: list[Message] = []
+        self.created = time.monotonic()
+        self.started: float | None = None
+        self.model: str | None = None
+        self.interrupt_requested = False
+        self._waiter: asyncio.Future[None] | None = None
+        self._result: asyncio.Future[TurnResult] = asyncio.get_running_loop().create_future()
+
+    # -- consumer side --------------------------------------------------------------------
+
+    def done(self) -> bool:
+        return self._result.done()
+
+    async def result(self) -> TurnResult:
+        return await asyncio.shield(self._result)
+
+    async def events(self) -> AsyncIterator[Message]:
+        """Every message of this turn, from the first, until the turn ends."""
+        index = 0
+        while True:
+            while index < len(self.messages):
+                yield self.messages[index]
+                index += 1
+            if self._result.done():
+                return
+            if self._waiter is None or self._waiter.done():
+                self._waiter = asyncio.get_running_loop().create_future()
+            await asyncio.shield(self._waiter)
+
+    async def interrupt(self) -> list[str]:
+        return await self.session.interrupt()
+
+    # -- producer side (the session) -------------------------------------------------------
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    def _add(self, message: Message) -> None:
+        self.messages.append(message)
+        self._wake()
+
+    def _finish(self, result: ResultMessage | None, error: ByreError | None = None) -> None:
+        if self._result.done():
+            return
+        self._result.set_result(self._summarise(result, error))
+        self._wake()
+
+    def _summarise(self, result: ResultMessage | None, error: ByreError | None) -> TurnResult:
+        texts: list[str] = []
+        images: list[ImageBlock] = []
+        uuids: list[str] = []
+        aborted = False
+        for m in self.messages:
+            if isinstance(m, AssistantMessage):
+                if m.uuid:
+                    uuids.append(m.uuid)
+                aborted = aborted or m.aborted
+                if m.parent_tool_use_id is None and not m.is_api_error:
+                    texts.extend(b.text for b in m.content if isinstance(b, TextBlock))
+                images.extend(b for b in m.content if isinstance(b, ImageBlock))
+            elif isinstance(m, UserMessage):
+                for block in m.tool_results:
+                    images.extend(block.images)
+        interrupted = (result.interrupted if result else False) or (
+            self.interrupt_requested and (result is None or result.is_error)
+        )
+        if result is not None and result.result is not None:
+            text = result.result
+        else:
+            text = "\n\n".join(t for t in texts if t)
+        return TurnResult(
+            text=text,
+            session_id=(result.session_id if result else None) or self.session.session_id,
+            is_error=error is not None or (result.is_error if result else True),
+            interrupted=interrupted or aborted and result is None,
+            cost_usd=result.total_cost_usd if result else None,
+            usage=result.usage if result else {},
+            duration_ms=result.duration_ms if result else None,
+            num_turns=result.num_turns if result else None,
+            model=self.model,
+            images=tuple(images),
+            message_uuids=tuple(uuids),
+            error=error,
+            origin=(result.origin_kind if result else None) or self.origin,
+            raw=result,
+        )
+
+    def __repr__(self) -> str:
+        state = "done" if self.done() else ("running" if self.started else "queued")
+        return f"<Turn {self.id} {state} messages={len(self.messages)}>"
