@@ -1,0 +1,234 @@
+"""The scripted model behind the offline demo notebook.
+
+``demo_script()`` returns a :class:`~byre_jupyter.scripted.script.Script` for
+``ScriptedAPI(script=demo_script())`` or ``python -m byre_jupyter.scripted --script demo``.
+Every reply's text starts with ``*(scripted model: offline demo)*`` so nobody mistakes it for
+Claude.
+
+How a request is answered, checked top to bottom (keywords are case-insensitive and match at
+the start of a word in the text of the last ``role == "user"`` message):
+
+======================================  ===================================================
+request                                 reply
+======================================  ===================================================
+last user message carries tool results  the follow-up for that tool (never the tool call
+                                        again, otherwise the CLI would loop):
+                                        Bash → quotes the output; in a subagent → "Found the
+                                        files."; Read → describes the image / error;
+                                        python tool → quotes the result text; Agent →
+                                        summarises the subagent's report; other → quotes it
+first user message has SUBAGENT_TASK    (the subagent's own request) ToolUse Bash ``ls``
+``agent`` / ``subagent``                ToolUse Agent (general-purpose, foreground) with
+                                        prompt ``SUBAGENT_TASK: list files``
+``python`` / ``kernel``                 ToolUse ``mcp__byre__python`` (``python_tool``)
+                                        with a snippet: ``sum(range(10))`` and a matplotlib
+                                        plot
+``image`` / ``png``                     ToolUse Read on the first ``*.png`` path in the
+                                        prompt, else ``plot.png``
+``bash`` / ``shell``                    ToolUse Bash ``echo hello from bash && uname -s``
+``think``                               a thinking block, then text
+``slow`` / ``long``                     ~2000 characters at 20 ms per 4-char chunk (~10 s)
+``hello`` / anything else               Markdown: heading, list, code block, table; 2 ms
+                                        per 4-char chunk so the streaming is visible
+======================================  ===================================================
+
+The kernel tool's API name depends on how byre names its SDK MCP tool; pass
+``demo_script(python_tool=...)`` (or ``--python-tool``) if it is not ``mcp__byre__python``.
+The CLI runs a directly called MCP tool even when it is deferred behind ToolSearch
+(observed-cli-2.1.328.md, section 8, g4), so the demo needs no ToolSearch round trip.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+from .script import Action, Reply, Script, ScriptedRequest, Text, Thinking, ToolResultInfo, ToolUse
+
+__all__ = ["BANNER", "DEFAULT_PYTHON_TOOL", "SUBAGENT_MARKER", "demo_script"]
+
+BANNER = "*(scripted model: offline demo)*"
+SUBAGENT_MARKER = "SUBAGENT_TASK"
+# The API-side name of byre's kernel tool: "mcp__<server>__<tool>".
+DEFAULT_PYTHON_TOOL = "mcp__byre__python"
+
+# Streaming pace: 4-character deltas, 2 ms apart (visible streaming) or 20 ms apart (~10 s).
+CHUNK = 4
+FAST_DELAY = 0.002
+SLOW_DELAY = 0.02
+
+PYTHON_SNIPPET = textwrap.dedent(
+    """\
+    total = sum(range(10))
+    print("sum(range(10)) =", total)
+
+    import matplotlib.pyplot as plt
+    xs = list(range(10))
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.plot(xs, [x * x for x in xs], marker="o")
+    ax.set_title("x squared")
+    plt.show()
+    """
+)
+
+HELLO_MD = textwrap.dedent(
+    """\
+    ## Hello from the offline demo
+
+    This answer comes from a **scripted** fake model on your own machine; no request left it.
+    The `claude` CLI is real, though: it streams these words into the cell as they arrive.
+
+    Things to try in the next cell:
+
+    - `bash`: run a shell command through the Bash tool
+    - `python`: run code in this notebook's kernel
+    - `image plot.png`: read a picture with the Read tool
+    - `agent`: hand work to a subagent
+    - `think`: show a thinking block
+    - `slow`: a long answer you can stop with the ■ button
+
+    ```python
+    def greet(name: str) -> str:
+        return f"Hello, {name}!"
+
+    print(greet("notebook"))
+    ```
+
+    | keyword | tool        | what you see            |
+    |---------|-------------|-------------------------|
+    | bash    | Bash        | command and its output  |
+    | python  | kernel      | stdout and a plot       |
+    | image   | Read        | the picture inline      |
+    | agent   | Agent       | a nested subagent run   |
+
+    That is all: a few paragraphs, a list, a code block and a table.
+    """
+)
+
+LONG_PARAGRAPH = (
+    "This is a deliberately long answer from the scripted model, streamed slowly so that "
+    "you can watch it arrive and try the stop button while it is still going. "
+)
+
+
+def _banner(body: str) -> str:
+    return f"{BANNER}\n\n{body}"
+
+
+def _word(req: ScriptedRequest, *words: str) -> bool:
+    text = req.last_user_text
+    return any(re.search(rf"\b{re.escape(w)}", text, re.IGNORECASE) for w in words)
+
+
+def _png_path(text: str) -> str:
+    m = re.search(r"""([^\s'"`<>()\[\]]+\.png)\b""", text, re.IGNORECASE)
+    return m.group(1) if m else "plot.png"
+
+
+def _fence(text: str) -> str:
+    body = text.strip("\n") or "(no output)"
+    return f"```\n{body}\n```"
+
+
+def _subagent_report(text: str) -> str:
+    """The subagent's own words from the Agent tool_result.
+
+    The CLI wraps them: ``<tools-used-before-summary>…`` and a "[Subagent hand-back] … The
+    report follows:" frame, the report indented by two spaces, then ``agentId: …`` and a
+    ``<usage>`` block (seen with CLI 2.1.328).
+    """
+    _, found, rest = text.partition("The report follows:\n")
+    body = rest if found else text
+    body = body.split("\nagentId:", 1)[0]
+    body = textwrap.dedent(body).replace(BANNER, "").strip()
+    return body or "(empty report)"
+
+
+def _follow_up(req: ScriptedRequest, results: list[ToolResultInfo], python_tool: str) -> Action:
+    """The text that answers tool results (one reply, even for several results)."""
+    parts: list[str] = []
+    in_subagent = SUBAGENT_MARKER in req.first_user_text
+    for r in results:
+        name = r["tool_name"] or "the tool"
+        if r["is_error"]:
+            parts.append(f"`{name}` reported an error:\n\n{_fence(r['text'])}")
+        elif name == "Bash" and in_subagent:
+            parts.append("Found the files.")
+        elif name == "Bash":
+            parts.append(f"The command ran. It printed:\n\n{_fence(r['text'])}")
+        elif name == "Read":
+            what = "an image, shown above" if r["has_image"] else "this"
+            parts.append(f"I read the file; it is {what}.")
+            if r["text"].strip():
+                parts.append(_fence(r["text"]))
+        elif name == python_tool:
+            extra = " It also drew a plot." if r["has_image"] else ""
+            parts.append(f"The kernel ran the code and answered:\n\n{_fence(r['text'])}\n{extra}")
+        elif name == "Agent":
+            report = _subagent_report(r["text"])
+            quoted = "\n".join(f"> {line}" for line in report.splitlines())
+            parts.append(f"The subagent is done. Its report:\n\n{quoted}")
+        else:
+            parts.append(f"`{name}` returned:\n\n{_fence(r['text'])}")
+    return Reply(Text(_banner("\n\n".join(parts)), chunk=CHUNK, delay=FAST_DELAY))
+
+
+def _tool_call(intro: str, name: str, tool_input: dict[str, object]) -> Reply:
+    return Reply(Text(_banner(intro), chunk=CHUNK, delay=FAST_DELAY), ToolUse(name, tool_input))
+
+
+def demo_script(python_tool: str = DEFAULT_PYTHON_TOOL) -> Script:
+    """A fresh rule set for the offline demo (see the module docstring for the table)."""
+
+    def answer(req: ScriptedRequest) -> Action:
+        results = req.last_tool_results
+        if results:
+            return _follow_up(req, results, python_tool)
+        if SUBAGENT_MARKER in req.last_user_text:
+            return _tool_call(
+                "Listing the files.", "Bash", {"command": "ls", "description": "List files"}
+            )
+        if _word(req, "agent", "subagent"):
+            return _tool_call(
+                "Handing this to a subagent.",
+                "Agent",
+                {
+                    "description": "List files",
+                    "prompt": f"{SUBAGENT_MARKER}: list files",
+                    "subagent_type": "general-purpose",
+                    "run_in_background": False,
+                },
+            )
+        if _word(req, "python", "kernel"):
+            return _tool_call(
+                "Running some Python in the kernel.", python_tool, {"code": PYTHON_SNIPPET}
+            )
+        if _word(req, "image", "png"):
+            path = _png_path(req.last_user_text)
+            return _tool_call(f"Reading `{path}`.", "Read", {"file_path": path})
+        if _word(req, "bash", "shell"):
+            return _tool_call(
+                "Running a shell command.",
+                "Bash",
+                {"command": "echo hello from bash && uname -s", "description": "Say hello"},
+            )
+        if _word(req, "think"):
+            return Reply(
+                Thinking(
+                    "The user asked me to think. Let me reason in small steps: this is a scripted "
+                    "model, so the thought is fixed, but it streams like a real one.",
+                    chunk=CHUNK,
+                    delay=FAST_DELAY,
+                ),
+                Text(
+                    _banner("I thought about it; the thinking block is above this answer."),
+                    chunk=CHUNK,
+                    delay=FAST_DELAY,
+                ),
+            )
+        if _word(req, "slow", "long"):
+            paragraphs = [f"**Part {i}.** {LONG_PARAGRAPH * 2}" for i in range(1, 7)]
+            return Reply(Text(_banner("\n\n".join(paragraphs)), chunk=CHUNK, delay=SLOW_DELAY))
+        return Reply(Text(_banner(HELLO_MD), chunk=CHUNK, delay=FAST_DELAY))
+
+    return Script(default=answer)
