@@ -1,0 +1,124 @@
+"""Block views: the mutable, versioned pieces a turn is drawn from.
+
+Each block has a stable ``id``, a ``version`` bumped on every change (so renderers redraw only
+what moved) and a ``frozen`` flag once it is complete. Pure module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from byre_jupyter.ui.toolinfo import tool_label
+
+__all__ = [
+    "BlockView",
+    "ImageView",
+    "NoticeView",
+    "RetryInfo",
+    "Status",
+    "TextView",
+    "ThinkingView",
+    "ToolCardView",
+]
+
+Status = Literal[
+    "starting", "requesting", "streaming", "tool", "retrying", "done", "error", "interrupted"
+]
+
+
+# --- block views ----------------------------------------------------------------------------
+
+
+@dataclass(eq=False, kw_only=True)
+class BlockView:
+    """One visible block. ``version`` grows on every change; ``frozen`` once it is complete."""
+
+    kind: ClassVar[str] = "block"
+    id: str
+    version: int = 0
+    frozen: bool = False
+
+
+@dataclass(eq=False, kw_only=True)
+class TextView(BlockView):
+    """Assistant markdown; grows while streaming, replaced by the ``assistant`` line."""
+
+    kind: ClassVar[str] = "text"
+    text: str = ""
+
+
+@dataclass(eq=False, kw_only=True)
+class ThinkingView(BlockView):
+    """Extended-thinking text (``thinking_delta``); empty when redacted."""
+
+    kind: ClassVar[str] = "thinking"
+    text: str = ""
+
+
+@dataclass(eq=False, kw_only=True)
+class ImageView(BlockView):
+    """An image: ``media_type`` is sniffed from the bytes when possible, else the wire value.
+
+    ``origin`` says where it came from (``"attached"`` or ``"tool Read"``) for captions.
+    """
+
+    kind: ClassVar[str] = "image"
+    media_type: str
+    data: bytes = field(repr=False)
+    origin: str = ""
+    frozen: bool = True
+
+
+@dataclass(eq=False, kw_only=True)
+class NoticeView(BlockView):
+    """A one-line note: ``kind`` is retry, error, interrupted, permission or info."""
+
+    kind: ClassVar[str] = "notice"
+    notice_kind: str
+    text: str
+
+
+@dataclass(eq=False, kw_only=True)
+class ToolCardView(BlockView):
+    """A tool call, from ``content_block_start`` to its ``tool_result``.
+
+    ``children`` holds subagent work (lines whose ``parent_tool_use_id`` is this card).
+    ``elapsed_s`` is measured with the view's clock from start to result.
+    """
+
+    kind: ClassVar[str] = "tool"
+    name: str
+    tool_use_id: str
+    input: Mapping[str, Any] = field(default_factory=dict)
+    summary: str = ""
+    diff: str | None = None
+    result_text: str | None = None
+    is_error: bool = False
+    images: list[ImageView] = field(default_factory=list)
+    started_at: float | None = None
+    elapsed_s: float | None = None
+    task_id: str | None = None
+    task_status: str | None = None
+    task_note: str | None = None
+    children: list[BlockView] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return tool_label(self.name)
+
+    @property
+    def has_result(self) -> bool:
+        return self.result_text is not None
+
+
+@dataclass(frozen=True, slots=True)
+class RetryInfo:
+    """The latest ``system/api_retry`` (§11)."""
+
+    attempt: int
+    max_retries: int
+    error_status: int | None
+    error: str
+    delay_s: float

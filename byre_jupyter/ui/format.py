@@ -1,0 +1,133 @@
+"""Small plain-text formatters shared by the static bundle, the live widget and the terminal.
+
+Everything here returns *plain* text (not escaped); callers escape for their medium. Pure.
+"""
+
+from __future__ import annotations
+
+import json
+
+from byre_jupyter.ui.blocks import ImageView, ToolCardView
+from byre_jupyter.ui.viewmodel import TurnView
+
+__all__ = [
+    "card_input_text",
+    "card_title",
+    "footer_parts",
+    "format_duration",
+    "format_tokens",
+    "image_caption",
+    "image_numbers",
+    "prompt_preview",
+    "truncate",
+]
+
+#: Longest tool output / input kept in a static bundle or terminal block (characters).
+MAX_OUTPUT_CHARS = 20_000
+
+
+def format_duration(seconds: float) -> str:
+    """``0.4 s``, ``12.3 s``, ``2 min 05 s``."""
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, secs = divmod(round(seconds), 60)
+    return f"{minutes} min {secs:02d} s"
+
+
+def format_tokens(count: int) -> str:
+    """``950``, ``12,345``."""
+    return f"{count:,}"
+
+
+def truncate(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
+    """Cut ``text`` at ``limit`` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n… ({len(text) - limit:,} more characters)"
+
+
+def prompt_preview(prompt: str, max_lines: int = 3, max_chars: int = 300) -> str:
+    """The prompt shown briefly: a few lines, ellipsised."""
+    text = prompt.strip()
+    lines = text.splitlines()
+    short = "\n".join(lines[:max_lines])
+    if len(short) > max_chars:
+        short = short[: max_chars - 1].rstrip()
+    if short != text:
+        short += " …"
+    return short
+
+
+def image_numbers(view: TurnView) -> dict[str, int]:
+    """Block id → 1-based image number, in display order (attached images first)."""
+    return {image.id: n for n, image in enumerate(view.images(), start=1)}
+
+
+def card_title(card: ToolCardView, numbers: dict[str, int] | None = None) -> str:
+    """``Bash · ls -la · 1.2 s`` plus state marks (running, error, images N below)."""
+    parts = [card.label or "tool"]
+    if card.summary:
+        parts.append(card.summary)
+    if card.elapsed_s is not None:
+        parts.append(format_duration(card.elapsed_s))
+    if card.is_error:
+        parts.append("error")
+    elif not card.has_result:
+        if card.frozen:
+            parts.append("no result")
+        elif card.task_status:
+            parts.append(card.task_status)
+        else:
+            parts.append("running")
+    if numbers:
+        refs = [numbers[i.id] for i in card.images if i.id in numbers]
+        if refs:
+            word = "image" if len(refs) == 1 else "images"
+            parts.append(f"{word} {', '.join(map(str, refs))} below")
+    return " · ".join(parts)
+
+
+def image_caption(image: ImageView, number: int) -> str:
+    """``<image 2: tool Read>``: the text/plain of an image output."""
+    return f"<image {number}: {image.origin or 'image'}>"
+
+
+def footer_parts(view: TurnView) -> list[str]:
+    """model · duration · tokens in/out · cost, then interrupted/error marks."""
+    parts: list[str] = []
+    if view.model:
+        parts.append(view.model)
+    parts.append(format_duration(view.elapsed_s))
+    if view.tokens_in or view.tokens_out:
+        parts.append(
+            f"{format_tokens(view.tokens_in)} in / {format_tokens(view.tokens_out)} out tokens"
+        )
+    if view.cost_usd is not None:
+        parts.append(f"${view.cost_usd:.4f}")
+    if view.interrupted:
+        parts.append("interrupted")
+    if view.is_error:
+        parts.append("error")
+    return parts
+
+
+def card_input_text(card: ToolCardView) -> str:
+    """The input worth showing in a card body: a diff, ``$ command``, code, or pretty JSON.
+
+    Empty when the one-line summary already says everything (``Read`` of a path).
+    """
+    if card.diff:
+        return card.diff
+    command = card.input.get("command")
+    if card.name == "Bash" and isinstance(command, str):
+        return f"$ {command}"
+    code = card.input.get("code")
+    if isinstance(code, str):
+        return code
+    content = card.input.get("content")
+    if card.name == "Write" and isinstance(content, str):
+        return content
+    values = list(card.input.values())
+    if not values or (len(values) == 1 and values[0] == card.summary):
+        return ""
+    return json.dumps(dict(card.input), indent=2, ensure_ascii=False, default=str)

@@ -1,0 +1,371 @@
+"""The live ipywidgets view of a running turn.
+
+Shown in a ``display_id`` slot while the turn runs and replaced by :func:`static_outputs` when
+it ends (kernel-mechanics.md Q4). Rules this module keeps (STYLE.md, kernel-mechanics Q2/Q5):
+
+* background updates only set traits; nothing writes through ``with out:``;
+* pushes are coalesced to ≤ 20 Hz by :class:`Coalescer`, and only blocks whose ``version``
+  moved are re-rendered, so a streaming answer resends just its growing block;
+* widget callbacks may run on a subshell thread, so they only do
+  ``loop.call_soon_threadsafe(...)``; the real work runs on the kernel's loop;
+* :meth:`LiveView.close` closes every widget model it created (layouts and styles too), so
+  nothing lingers in the kernel's widget registry or the saved notebook.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import ipywidgets as W
+
+from byre_jupyter.ui.coalesce import Coalescer, LoopLike, TimerLike
+from byre_jupyter.ui.format import (
+    card_input_text,
+    card_title,
+    format_duration,
+    format_tokens,
+    truncate,
+)
+from byre_jupyter.ui.markdown import escape_text, render_markdown
+from byre_jupyter.ui.viewmodel import (
+    BlockView,
+    ImageView,
+    NoticeView,
+    TextView,
+    ThinkingView,
+    ToolCardView,
+    TurnView,
+    sniff_image_type,
+)
+
+__all__ = ["LiveView"]
+
+_HEADER_ID = "\x00header"
+_SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+_DONE_MARKS = {"done": "✓", "error": "✗", "interrupted": "■"}
+_PRE = "max-height:20em;overflow:auto;font-size:0.85em;margin:0.2em 0"
+_NEST = "0 0 0 1em"
+
+Own = Callable[[W.Widget], Any]
+
+
+class _BlockWidget:
+    """Widgets for one block; ``update`` re-renders only when the block's version moved."""
+
+    def __init__(self, root: W.Widget) -> None:
+        self.root = root
+        self.version = -1
+
+    def update(self, block: BlockView) -> None:
+        if block.version != self.version:
+            self.version = block.version
+            self.render(block)
+
+    def render(self, block: BlockView) -> None:
+        raise NotImplementedError
+
+
+class _TextWidget(_BlockWidget):
+    def __init__(self, own: Own) -> None:
+        self.html = own(W.HTML())
+        super().__init__(self.html)
+
+    def render(self, block: BlockView) -> None:
+        assert isinstance(block, TextView)
+        self.html.value = render_markdown(block.text)
+
+
+class _NoticeWidget(_BlockWidget):
+    def __init__(self, own: Own) -> None:
+        self.html = own(W.HTML())
+        super().__init__(self.html)
+
+    def render(self, block: BlockView) -> None:
+        assert isinstance(block, NoticeView)
+        color = "color:#c0392b;" if block.notice_kind == "error" else ""
+        self.html.value = f'<div style="{color}opacity:0.8">{escape_text(block.text)}</div>'
+
+
+class _ThinkingWidget(_BlockWidget):
+    # An Accordion, not an HTML <details>: re-rendering HTML would snap a <details> the user
+    # opened shut 20 times a second while thinking streams; selected_index is a synced trait.
+    def __init__(self, own: Own) -> None:
+        self.html = own(W.HTML())
+        self.acc = own(W.Accordion(children=(self.html,), titles=("Thinking…",)))
+        self.acc.selected_index = None
+        super().__init__(self.acc)
+
+    def render(self, block: BlockView) -> None:
+        assert isinstance(block, ThinkingView)
+        self.html.value = f'<div style="opacity:0.7">{render_markdown(block.text)}</div>'
+        self.acc.titles = ("Thinking" if block.frozen else "Thinking…",)
+
+
+class _ImageWidget(_BlockWidget):
+    def __init__(self, own: Own, image: ImageView) -> None:
+        mime = sniff_image_type(image.data)
+        widget: W.Widget
+        if mime is None:
+            widget = own(W.HTML(value=escape_text(f"<unsupported image from {image.origin}>")))
+        else:
+            widget = own(
+                W.Image(
+                    value=image.data,
+                    format=mime.split("/", 1)[1],
+                    layout=own(W.Layout(max_width="100%")),
+                )
+            )
+        super().__init__(widget)
+
+    def render(self, block: BlockView) -> None:
+        pass  # images never change
+
+
+class _CardWidget(_BlockWidget):
+    """Accordion(details: input, result, nested children) + the card's images below it."""
+
+    def __init__(self, own: Own) -> None:
+        self.detail = own(W.HTML())
+        self.children = own(W.VBox(layout=own(W.Layout(margin=_NEST))))
+        self.acc = own(W.Accordion(children=(own(W.VBox((self.detail, self.children))),)))
+        self.acc.selected_index = None
+        self.images = own(W.VBox())
+        super().__init__(own(W.VBox((self.acc, self.images))))
+
+    def render(self, block: BlockView) -> None:
+        assert isinstance(block, ToolCardView)
+        self.acc.titles = (card_title(block),)
+        parts: list[str] = []
+        shown = card_input_text(block)
+        if shown:
+            parts.append(f'<pre style="{_PRE}">{escape_text(truncate(shown))}</pre>')
+        if block.task_note:
+            parts.append(f'<div style="opacity:0.7">{escape_text(block.task_note)}</div>')
+        if block.result_text:
+            color = ";color:#c0392b" if block.is_error else ""
+            text = escape_text(truncate(block.result_text))
+            parts.append(f'<pre style="{_PRE}{color}">{text}</pre>')
+        self.detail.value = "".join(parts)
+
+
+class LiveView:
+    """The widget tree for one turn, fed by :class:`TurnView` updates.
+
+    Call :meth:`update` with what :meth:`TurnView.apply` returned, :meth:`finish` when the turn
+    ends (flushes and disables the controls), and :meth:`close` after the static bundle
+    replaced it.
+    """
+
+    def __init__(
+        self,
+        view: TurnView,
+        *,
+        models: Sequence[str],
+        on_stop: Callable[[], None],
+        on_model: Callable[[str], None],
+        loop: LoopLike,
+        interval: float = 0.05,
+        tick: float = 0.5,
+    ) -> None:
+        self._view = view
+        self._loop = loop
+        self._on_stop = on_stop
+        self._on_model = on_model
+        self._tick_interval = tick
+        self._owned: list[W.Widget] = []
+        self._syncing = False
+        self._closed = False
+        self._finished = False
+        self._stopping = False
+        self._blocks: dict[str, _BlockWidget] = {}
+
+        self._name = self._own(W.HTML(value=f"<b>{escape_text(view.session_name)}</b>"))
+        self._model = self._own(
+            W.Dropdown(options=(), layout=self._own(W.Layout(width="auto")), tooltip="Model")
+        )
+        self._stop = self._own(
+            W.Button(
+                description="Stop",
+                icon="stop",
+                tooltip="Interrupt this turn",
+                layout=self._own(W.Layout(width="auto")),
+            )
+        )
+        self._status = self._own(W.HTML())
+        header = self._own(W.HBox((self._name, self._model, self._stop, self._status)))
+        self._body = self._own(W.VBox())
+        self._root = self._own(W.VBox((header, self._body)))
+        self.set_models(models)
+        self._model.observe(self._model_changed, names="value")
+        self._stop.on_click(self._stop_clicked)
+        self._coalescer = Coalescer(loop, self._flush, interval)
+        self._timer: TimerLike | None = None
+        self._render_header()
+        self._schedule_tick()
+
+    # -- public -----------------------------------------------------------------------------
+
+    @property
+    def widget(self) -> W.Widget:
+        """The root widget to ``display``."""
+        return self._root
+
+    @property
+    def coalescer(self) -> Coalescer:
+        return self._coalescer
+
+    def widget_for(self, block_id: str) -> W.Widget | None:
+        """The root widget showing block ``block_id`` (None until it was first pushed)."""
+        block = self._blocks.get(block_id)
+        return block.root if block is not None else None
+
+    def update(self, changed: Sequence[BlockView]) -> None:
+        """Mark blocks dirty; the coalescer pushes them (and the header) at ≤ 1/interval Hz."""
+        if self._closed:
+            return
+        self._coalescer.mark([_HEADER_ID, *(b.id for b in changed)])
+
+    def set_models(self, models: Sequence[str], value: str | None = None) -> None:
+        """Replace the dropdown's options; ``value`` defaults to the view's current model."""
+        current = value or self._view.model or (self._model.value if self._model.value else None)
+        options = list(dict.fromkeys(models))
+        if current and current not in options:
+            options.insert(0, current)
+        self._syncing = True
+        try:
+            self._model.options = tuple(options)
+            self._model.value = current if current else (options[0] if options else None)
+        finally:
+            self._syncing = False
+
+    def finish(self) -> None:
+        """Push the final state now and disable the controls."""
+        if self._closed:
+            return
+        self._finished = True
+        self._cancel_tick()
+        self._coalescer.mark([_HEADER_ID, *(b.id for b in self._view.walk())])
+        self._coalescer.flush_now()
+        self._stop.disabled = True
+        self._model.disabled = True
+
+    def close(self) -> None:
+        """Stop timers and close every widget model this view created."""
+        if self._closed:
+            return
+        self._closed = True
+        self._cancel_tick()
+        self._coalescer.close()
+        for widget in self._owned:
+            for extra in (getattr(widget, "style", None), getattr(widget, "layout", None)):
+                if isinstance(extra, W.Widget):
+                    extra.close()
+            widget.close()
+        self._owned.clear()
+        self._blocks.clear()
+
+    # -- widget callbacks: any thread, so only hand over to the loop -----------------------
+
+    def _model_changed(self, change: dict[str, Any]) -> None:
+        if self._syncing or self._closed:
+            return
+        new = change.get("new")
+        if isinstance(new, str) and new:
+            self._loop.call_soon_threadsafe(self._on_model, new)
+
+    def _stop_clicked(self, _button: W.Button) -> None:
+        self._loop.call_soon_threadsafe(self._stop_on_loop)
+
+    def _stop_on_loop(self) -> None:
+        if self._stopping or self._finished or self._closed:
+            return
+        self._stopping = True
+        self._stop.description = "Stopping…"
+        self._stop.disabled = True
+        self._on_stop()
+
+    # -- rendering (on the loop) ------------------------------------------------------------
+
+    def _own(self, widget: Any) -> Any:
+        self._owned.append(widget)
+        return widget
+
+    def _flush(self, ids: set[str]) -> None:
+        if self._closed:
+            return
+        for block in self._view.walk():
+            # Blocks never pushed get a widget too, so a child always finds its parent's box.
+            if block.id in ids or block.id not in self._blocks:
+                widget = self._blocks.get(block.id)
+                if widget is None:
+                    widget = self._create(block)
+                widget.update(block)
+        if _HEADER_ID in ids:
+            self._render_header()
+
+    def _create(self, block: BlockView) -> _BlockWidget:
+        widget: _BlockWidget
+        if isinstance(block, TextView):
+            widget = _TextWidget(self._own)
+        elif isinstance(block, ThinkingView):
+            widget = _ThinkingWidget(self._own)
+        elif isinstance(block, ToolCardView):
+            widget = _CardWidget(self._own)
+        elif isinstance(block, ImageView):
+            widget = _ImageWidget(self._own, block)
+        elif isinstance(block, NoticeView):
+            widget = _NoticeWidget(self._own)
+        else:
+            raise TypeError(f"no widget for {type(block).__name__}")
+        self._blocks[block.id] = widget
+        box = self._body
+        parent_id = self._view.parent_id(block.id)
+        parent = self._blocks.get(parent_id) if parent_id else None
+        if isinstance(parent, _CardWidget):
+            box = parent.images if isinstance(block, ImageView) else parent.children
+        box.children = (*box.children, widget.root)
+        return widget
+
+    def _render_header(self) -> None:
+        view = self._view
+        if view.model and view.model != self._model.value:
+            self.set_models(list(self._model.options), view.model)
+        mark = _DONE_MARKS.get(view.status)
+        if mark is None:
+            mark = _SPINNER[int(view.elapsed_s * 10) % len(_SPINNER)]
+        parts = [f"{mark} {view.status}"]
+        if view.status == "tool":
+            parts += [c.label for c in view.pending_cards()[:1]]
+        parts.append(format_duration(view.elapsed_s))
+        if view.tokens_in or view.tokens_out:
+            parts.append(
+                f"{format_tokens(view.tokens_in)} in / {format_tokens(view.tokens_out)} out"
+            )
+        if view.cost_usd is not None:
+            parts.append(f"${view.cost_usd:.4f}")
+        if view.retry is not None and view.status == "retrying":
+            retry = view.retry
+            code = f" {retry.error_status}" if retry.error_status is not None else ""
+            parts.append(
+                f"retry {retry.attempt}/{retry.max_retries} ({retry.error}{code}), "
+                f"next in {retry.delay_s:.1f} s"
+            )
+        self._status.value = f'<span style="opacity:0.75">{escape_text(" · ".join(parts))}</span>'
+
+    def _schedule_tick(self) -> None:
+        if not self._closed and not self._finished and self._tick_interval > 0:
+            self._timer = self._loop.call_later(self._tick_interval, self._tick)
+
+    def _tick(self) -> None:
+        # Elapsed time and spinner move even when no message arrives (a long Bash call).
+        self._timer = None
+        if self._closed or self._finished:
+            return
+        self._render_header()
+        self._schedule_tick()
+
+    def _cancel_tick(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None

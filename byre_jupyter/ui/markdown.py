@@ -1,0 +1,140 @@
+"""Model markdown → safe HTML, and model markdown → markdown with raw HTML made inert.
+
+Model text is never trusted as HTML: a ``<script>`` in an answer must stay visible text in the
+live widget, in the saved notebook and on GitHub. Two layers do that:
+
+1. mistune 3 with ``escape=True`` turns raw HTML in the markdown into text, and its own
+   ``safe_url`` replaces ``javascript:``-style links with ``#harmful-link``;
+2. :func:`nh3.clean` then applies a conservative allow-list (no script/style/iframe, no ``on*``
+   attributes, only http/https/mailto URLs), in case mistune ever lets something through.
+
+Pure module: no IPython or ipywidgets imports.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+import mistune
+import nh3
+
+__all__ = ["ALLOWED_TAGS", "clean_html", "escape_markdown_html", "escape_text", "render_markdown"]
+
+#: Tags model markdown may produce (what mistune emits for CommonMark, tables, strikethrough).
+ALLOWED_TAGS: frozenset[str] = frozenset(
+    {
+        "a", "b", "blockquote", "br", "code", "del", "em", "h1", "h2", "h3", "h4", "h5", "h6",
+        "hr", "i", "img", "li", "ol", "p", "pre", "s", "strong", "sub", "sup", "table",
+        "tbody", "td", "th", "thead", "tr", "ul",
+    }
+)  # fmt: skip
+
+_ATTRIBUTES: dict[str, set[str]] = {
+    "a": {"href", "title"},
+    "img": {"src", "alt", "title"},
+    "td": {"align"},
+    "th": {"align"},
+    "ol": {"start"},
+}
+_URL_SCHEMES = {"http", "https", "mailto"}
+
+_markdown = mistune.create_markdown(
+    escape=True, hard_wrap=False, plugins=["table", "strikethrough", "url"]
+)
+
+
+def escape_text(text: str) -> str:
+    """Escape a plain string for HTML text or attribute context."""
+    return html.escape(text, quote=True)
+
+
+def clean_html(fragment: str) -> str:
+    """Sanitize an HTML fragment with the conservative model-content allow-list."""
+    return nh3.clean(
+        fragment,
+        tags=set(ALLOWED_TAGS),
+        attributes=_ATTRIBUTES,
+        url_schemes=_URL_SCHEMES,
+        link_rel="noopener noreferrer",
+        strip_comments=True,
+    )
+
+
+def render_markdown(text: str) -> str:
+    """Render untrusted markdown to sanitized HTML.
+
+    Raw HTML in ``text`` is escaped (it shows as text), code blocks become ``<pre><code>``,
+    GFM tables are kept, and the result passes :func:`nh3.clean`.
+    """
+    rendered = _markdown(text)
+    assert isinstance(rendered, str)  # create_markdown() with the default renderer
+    return clean_html(rendered)
+
+
+# What stays verbatim must be something every CommonMark renderer also treats as code, or
+# raw HTML could slip through. So we only trust (conservatively; anything else is escaped, which
+# at worst shows a literal "&lt;" inside code):
+# * fences at column 0 (an indented fence may belong to a list item that a later unindented
+#   line closes), without a backtick in a backtick fence's info string, closed by the first line
+#   that could close them;
+# * code spans within one line, not opened by an escaped backtick, on lines without "|" (GFM
+#   splits table cells before it looks for code spans).
+_FENCE_OPEN = re.compile(r"^(`{3,}(?=[^`]*$)|~{3,})")
+_FENCE_CLOSE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*$")
+_CODE_SPAN = re.compile(r"(?<![\\`])(`+)([^`].*?)(?<!`)\1(?!`)")
+_QUOTE = re.compile(r"^( {0,3}(?:> ?)+)")
+_AUTOLINK = re.compile(r"<(https?://[^\s<>]+)>")
+# Links whose destination is a script-capable scheme: ``[x](javascript:...)`` and
+# ``[x]: javascript:...`` point at ``#harmful-link`` instead (as mistune does for HTML).
+_SCHEMES = r"(?:javascript|vbscript|data|file)\s*:"
+_BAD_LINK = re.compile(r"\]\(\s*<?\s*" + _SCHEMES + r"[^)\s]*", re.IGNORECASE)
+_BAD_REFERENCE = re.compile(r"^(\s*\[[^\]]+\]:\s*)<?\s*" + _SCHEMES + r"\S*", re.IGNORECASE)
+
+
+def _escape_line(line: str) -> str:
+    if "|" in line:
+        return _escape_plain(line)
+    out: list[str] = []
+    pos = 0
+    for m in _CODE_SPAN.finditer(line):
+        out.append(_escape_plain(line[pos : m.start()]))
+        out.append(m.group(0))
+        pos = m.end()
+    out.append(_escape_plain(line[pos:]))
+    return "".join(out)
+
+
+def _escape_plain(text: str) -> str:
+    text = _AUTOLINK.sub(r"\1", text)
+    text = _BAD_LINK.sub("](#harmful-link", text)
+    text = _BAD_REFERENCE.sub(r"\1#harmful-link", text)
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def escape_markdown_html(text: str) -> str:
+    """Make raw HTML in untrusted markdown inert while keeping the markdown itself.
+
+    Outside code fences and code spans, ``&``, ``<`` and ``>`` become entities, so
+    ``<script>`` renders as text; block-quote markers at line start are kept.
+    """
+    out: list[str] = []
+    fence: str | None = None
+    for line in text.split("\n"):
+        if fence is not None:
+            out.append(line)
+            close = _FENCE_CLOSE.match(line)
+            if close and close.group(1)[0] == fence[0] and len(close.group(1)) >= len(fence):
+                fence = None
+            continue
+        opened = _FENCE_OPEN.match(line)
+        if opened:
+            fence = opened.group(1)
+            out.append(line)
+            continue
+        quote = _QUOTE.match(line)
+        if quote:
+            out.append(quote.group(1) + _escape_line(line[quote.end() :]))
+        else:
+            out.append(_escape_line(line))
+    return "\n".join(out)

@@ -1,0 +1,341 @@
+"""The static mimebundles that replace the live widget when a turn ends.
+
+:func:`static_outputs` returns the outputs to show in the cell with ``update_display`` /
+``display``: first the whole exchange as ``text/markdown`` + ``text/html`` + ``text/plain``
+(with ``byre`` metadata), then one output per image, so each image is stored exactly once
+and the saved notebook reads on GitHub, nbviewer and nbconvert without a kernel
+(kernel-mechanics.md Q4: the "replace" pattern).
+
+Safety: the HTML structure is ours; every string from the model, a tool or the wire is escaped
+(or, for model markdown, rendered by :func:`render_markdown`) at the leaf. A final
+:func:`nh3.clean` pass with our own small allow-list (which keeps ``style`` attributes but no
+``<style>``/``<script>`` tags, ``on*`` attributes or ``javascript:`` URLs) is a second fence.
+Pure module.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import nh3
+
+from byre_jupyter.ui.format import (
+    card_input_text,
+    card_title,
+    footer_parts,
+    image_caption,
+    image_numbers,
+    prompt_preview,
+    truncate,
+)
+from byre_jupyter.ui.markdown import escape_markdown_html, escape_text, render_markdown
+from byre_jupyter.ui.viewmodel import (
+    BlockView,
+    ImageView,
+    NoticeView,
+    TextView,
+    ThinkingView,
+    ToolCardView,
+    TurnView,
+    sniff_image_type,
+)
+
+__all__ = ["Output", "static_outputs", "terminal_text", "turn_html", "turn_markdown"]
+
+#: One display output: (mimebundle, metadata).
+Output = tuple[dict[str, str], dict[str, Any]]
+
+_ACCENT = "#d97757"
+_STYLES = {
+    "turn": f"border-left:3px solid {_ACCENT};padding:0.1em 0 0.1em 0.8em;margin:0.3em 0",
+    "prompt": "opacity:0.7;font-size:0.9em;white-space:pre-wrap",
+    "dim": "opacity:0.7",
+    "pre": "max-height:24em;overflow:auto;font-size:0.85em;margin:0.2em 0",
+    "error": "color:#c0392b",
+    "nest": f"margin-left:1em;padding-left:0.6em;border-left:1px solid {_ACCENT}",
+    "footer": "opacity:0.6;font-size:0.85em;margin-top:0.3em",
+    "notice": "opacity:0.8;font-size:0.9em;margin:0.2em 0",
+}
+
+# The whole-bundle allow-list: what render_markdown emits plus our own structure.
+_TAGS = {
+    "a", "b", "blockquote", "br", "code", "del", "details", "div", "em", "h1", "h2", "h3",
+    "h4", "h5", "h6", "hr", "i", "img", "li", "ol", "p", "pre", "s", "span", "strong", "sub",
+    "summary", "sup", "table", "tbody", "td", "th", "thead", "tr", "ul",
+}  # fmt: skip
+_ATTRS = {
+    "*": {"style", "class"},
+    "a": {"href", "title"},
+    "img": {"src", "alt", "title"},
+    "td": {"align"},
+    "th": {"align"},
+    "ol": {"start"},
+}
+_STYLE_PROPERTIES = {
+    "border-left", "color", "font-size", "margin", "margin-left", "margin-top", "max-height",
+    "opacity", "overflow", "padding", "padding-left", "white-space",
+}  # fmt: skip
+
+
+def _final_clean(fragment: str) -> str:
+    return nh3.clean(
+        fragment,
+        tags=_TAGS,
+        attributes=_ATTRS,
+        url_schemes={"http", "https", "mailto"},
+        filter_style_properties=_STYLE_PROPERTIES,
+        link_rel="noopener noreferrer",
+    )
+
+
+def _pre(text: str, *, error: bool = False) -> str:
+    style = _STYLES["pre"] + (";" + _STYLES["error"] if error else "")
+    return f'<pre style="{style}">{escape_text(truncate(text))}</pre>'
+
+
+# --- HTML -----------------------------------------------------------------------------------
+
+
+def _html_blocks(blocks: list[BlockView], numbers: dict[str, int]) -> list[str]:
+    return [part for b in blocks for part in [_html_block(b, numbers)] if part]
+
+
+def _html_block(block: BlockView, numbers: dict[str, int]) -> str:
+    if isinstance(block, TextView):
+        return render_markdown(block.text) if block.text.strip() else ""
+    if isinstance(block, ThinkingView):
+        if not block.text.strip():
+            return ""
+        return (
+            f'<details><summary style="{_STYLES["dim"]}">Thinking</summary>'
+            f'<div style="{_STYLES["dim"]}">{render_markdown(block.text)}</div></details>'
+        )
+    if isinstance(block, NoticeView):
+        style = _STYLES["notice"]
+        if block.notice_kind == "error":
+            style += ";" + _STYLES["error"]
+        return f'<div style="{style}">{escape_text(_notice_text(block))}</div>'
+    if isinstance(block, ToolCardView):
+        return _html_card(block, numbers)
+    if isinstance(block, ImageView):
+        return f"<div>(image {numbers.get(block.id, '?')} below)</div>"
+    return ""
+
+
+def _html_card(card: ToolCardView, numbers: dict[str, int]) -> str:
+    title = escape_text(card_title(card, numbers))
+    if card.is_error:
+        title = f'<span style="{_STYLES["error"]}">{title}</span>'
+    body: list[str] = []
+    shown_input = card_input_text(card)
+    if shown_input:
+        body.append(_pre(shown_input))
+    children = _html_blocks(card.children, numbers)
+    if children:
+        body.append(f'<div style="{_STYLES["nest"]}">{"".join(children)}</div>')
+    if card.result_text:
+        body.append(_pre(card.result_text, error=card.is_error))
+    return f"<details><summary>{title}</summary>{''.join(body)}</details>"
+
+
+def _notice_text(notice: NoticeView) -> str:
+    marks = {"error": "Error: ", "retry": "Retry: ", "permission": "Permission denied: "}
+    return marks.get(notice.notice_kind, "") + notice.text
+
+
+def turn_html(view: TurnView) -> str:
+    """The whole exchange as self-contained, sanitized HTML (no images embedded)."""
+    numbers = image_numbers(view)
+    prompt = escape_text(prompt_preview(view.prompt))
+    attached = "".join(f" (image {numbers[i.id]} below)" for i in view.attached_images)
+    parts = [
+        f'<div class="byre-turn" style="{_STYLES["turn"]}">',
+        f'<div style="{_STYLES["prompt"]}"><b>{escape_text(view.session_name)}</b> ▸ '
+        f"{prompt}{escape_text(attached)}</div>",
+        *_html_blocks(view.blocks, numbers),
+        f'<div style="{_STYLES["footer"]}">{escape_text(" · ".join(footer_parts(view)))}</div>',
+        "</div>",
+    ]
+    return _final_clean("".join(parts))
+
+
+# --- markdown -------------------------------------------------------------------------------
+
+
+def _fence(text: str, info: str = "") -> str:
+    longest = max((len(run) for run in _backtick_runs(text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{text.rstrip(chr(10))}\n{fence}"
+
+
+def _backtick_runs(text: str) -> list[str]:
+    runs: list[str] = []
+    current = ""
+    for ch in text:
+        if ch == "`":
+            current += ch
+        elif current:
+            runs.append(current)
+            current = ""
+    if current:
+        runs.append(current)
+    return runs
+
+
+def _md_plain(text: str) -> str:
+    """An untrusted one-liner as inert markdown text."""
+    escaped = escape_markdown_html(" ".join(text.split()))
+    for ch in "\\*_[]#`|$":
+        escaped = escaped.replace(ch, "\\" + ch)
+    return escaped
+
+
+def _md_blocks(blocks: list[BlockView], numbers: dict[str, int]) -> list[str]:
+    return [part for b in blocks for part in [_md_block(b, numbers)] if part]
+
+
+def _md_block(block: BlockView, numbers: dict[str, int]) -> str:
+    if isinstance(block, TextView):
+        return escape_markdown_html(block.text.strip())
+    if isinstance(block, ThinkingView):
+        if not block.text.strip():
+            return ""
+        thinking = escape_markdown_html(block.text.strip())
+        return "\n".join(["> *Thinking*", ">", *(f"> {line}" for line in thinking.split("\n"))])
+    if isinstance(block, NoticeView):
+        return f"*{_md_plain(_notice_text(block))}*"
+    if isinstance(block, ToolCardView):
+        return _md_card(block, numbers)
+    if isinstance(block, ImageView):
+        return f"(image {numbers.get(block.id, '?')} below)"
+    return ""
+
+
+def _md_card(card: ToolCardView, numbers: dict[str, int]) -> str:
+    parts = [f"**{_md_plain(card_title(card, numbers))}**"]
+    shown_input = card_input_text(card)
+    if shown_input:
+        info = "diff" if card.diff else ("bash" if card.name == "Bash" else "")
+        parts.append(_fence(truncate(shown_input), info))
+    children = _md_blocks(card.children, numbers)
+    if children:
+        nested = "\n\n".join(children)
+        parts.append("\n".join(f"> {line}" if line else ">" for line in nested.split("\n")))
+    if card.result_text:
+        parts.append(_fence(truncate(card.result_text)))
+    return "\n\n".join(parts)
+
+
+def turn_markdown(view: TurnView) -> str:
+    """The whole exchange as markdown; raw HTML from the model or tools stays inert."""
+    numbers = image_numbers(view)
+    attached = "".join(f" (image {numbers[i.id]} below)" for i in view.attached_images)
+    prompt = "\n".join(
+        f"> {line}"
+        for line in (
+            f"**{_md_plain(view.session_name)}** ▸ "
+            f"{_md_plain(prompt_preview(view.prompt))}{attached}"
+        ).split("\n")
+    )
+    parts = [
+        prompt,
+        *_md_blocks(view.blocks, numbers),
+        f"*{_md_plain(' · '.join(footer_parts(view)))}*",
+    ]
+    return "\n\n".join(parts) + "\n"
+
+
+# --- plain text -----------------------------------------------------------------------------
+
+
+def _indent(text: str, prefix: str) -> str:
+    return "\n".join(prefix + line if line else prefix.rstrip() for line in text.split("\n"))
+
+
+def _text_blocks(blocks: list[BlockView], numbers: dict[str, int], max_lines: int) -> list[str]:
+    out: list[str] = []
+    for block in blocks:
+        if isinstance(block, TextView) and block.text.strip():
+            out.append(block.text.strip())
+        elif isinstance(block, ThinkingView) and block.text.strip():
+            out.append(_indent(_head(block.text.strip(), max_lines), "  ┆ "))
+        elif isinstance(block, NoticeView):
+            out.append(f"! {_notice_text(block)}")
+        elif isinstance(block, ToolCardView):
+            lines = [f"● {card_title(block, numbers)}"]
+            children = _text_blocks(block.children, numbers, max_lines)
+            if children:
+                lines.append(_indent("\n".join(children), "  │ "))
+            if block.result_text:
+                result = _indent(_head(block.result_text.rstrip(), max_lines), "    ")
+                lines.append("  ⎿ " + result[4:])
+            out.append("\n".join(lines))
+    return out
+
+
+def _head(text: str, max_lines: int) -> str:
+    lines = text.split("\n")
+    if len(lines) <= max_lines:
+        return text
+    return "\n".join([*lines[:max_lines], f"… ({len(lines) - max_lines} more lines)"])
+
+
+def terminal_text(view: TurnView, *, max_lines: int = 20) -> str:
+    """The exchange as plain text (``text/plain`` and non-kernel use)."""
+    numbers = image_numbers(view)
+    header = f"[{view.session_name}] ▸ {prompt_preview(view.prompt)}"
+    attached = [f"  (image {numbers[i.id]} below)" for i in view.attached_images]
+    parts = [
+        "\n".join([header, *attached]),
+        *_text_blocks(view.blocks, numbers, max_lines),
+        "— " + " · ".join(footer_parts(view)),
+    ]
+    return "\n\n".join(parts) + "\n"
+
+
+# --- bundle ---------------------------------------------------------------------------------
+
+
+def _image_output(image: ImageView, number: int) -> Output:
+    caption = image_caption(image, number)
+    mime = sniff_image_type(image.data)
+    if mime is None:  # never let an untrusted media_type become a MIME key
+        size = f"{len(image.data):,} bytes"
+        return {"text/plain": f"{caption[:-1]}, unsupported image data, {size}>"}, {}
+    return {mime: base64.b64encode(image.data).decode("ascii"), "text/plain": caption}, {}
+
+
+def _metadata(view: TurnView) -> dict[str, Any]:
+    usage: dict[str, Any] = dict(view.usage) or {
+        "input_tokens": view.tokens_in,
+        "output_tokens": view.tokens_out,
+    }
+    return {
+        "byre": {
+            "session_id": view.session_id,
+            "session_name": view.session_name,
+            "model": view.model,
+            "message_uuids": list(view.message_uuids),
+            "result_uuid": view.result_uuid,
+            "interrupted": view.interrupted,
+            "is_error": view.is_error,
+            "cost_usd": view.cost_usd,
+            "duration_s": view.duration_s,
+            "usage": usage,
+        }
+    }
+
+
+def static_outputs(view: TurnView) -> list[Output]:
+    """The exchange bundle (markdown + html + plain, with ``byre`` metadata), then images."""
+    first: Output = (
+        {
+            "text/markdown": turn_markdown(view),
+            "text/html": turn_html(view),
+            "text/plain": terminal_text(view),
+        },
+        _metadata(view),
+    )
+    images = [_image_output(image, n) for n, image in enumerate(view.images(), start=1)]
+    return [first, *images]

@@ -1,0 +1,133 @@
+"""What a tool call looks like in one line: labels, input summaries, edit diffs, image types.
+
+Pure helpers used by the view model and the renderers.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = [
+    "compact_json",
+    "sniff_image_type",
+    "summarize_tool_input",
+    "tool_diff",
+    "tool_label",
+]
+
+_SUMMARY_MAX = 120
+
+
+# --- tool input helpers ---------------------------------------------------------------------
+
+
+def tool_label(name: str) -> str:
+    """Display name: ``mcp__byre__python_exec`` → ``byre.python_exec``."""
+    if name.startswith("mcp__"):
+        parts = name[5:].split("__", 1)
+        if len(parts) == 2:
+            return f"{parts[0]}.{parts[1]}"
+    return name
+
+
+def _shorten(text: str, limit: int = _SUMMARY_MAX) -> str:
+    text = text.strip()
+    first, _, rest = text.partition("\n")
+    if rest.strip():
+        first += " …"
+    return first if len(first) <= limit else first[: limit - 1] + "…"
+
+
+def compact_json(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def summarize_tool_input(name: str, tool_input: Mapping[str, Any]) -> str:
+    """One short line describing a tool call (the command, the path, the description...)."""
+
+    def field_(*keys: str) -> str | None:
+        for key in keys:
+            value = tool_input.get(key)
+            if isinstance(value, str) and value.strip():
+                return value
+        return None
+
+    if name == "Bash":
+        found = field_("command")
+    elif name in ("Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "NotebookRead"):
+        found = field_("file_path", "notebook_path", "path")
+    elif name in ("Agent", "Task"):
+        found = field_("description", "subagent_type")
+    elif name in ("Grep", "Glob"):
+        found = field_("pattern")
+    elif name == "WebFetch":
+        found = field_("url")
+    elif name in ("WebSearch", "ToolSearch"):
+        found = field_("query")
+    elif name.startswith("mcp__"):
+        code = field_("code")
+        if code is not None:
+            return _shorten(code)  # the first line, "…" when there is more
+        found = None
+    else:
+        found = None
+    if found is not None:
+        return _shorten(found)
+    return _shorten(compact_json(dict(tool_input))) if tool_input else ""
+
+
+def _unified(path: str, old: str, new: str) -> str:
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        fromfile=f"a/{path}" if path else "a",
+        tofile=f"b/{path}" if path else "b",
+        n=3,
+    )
+    return "".join(ln if ln.endswith("\n") else ln + "\n" for ln in lines)
+
+
+def tool_diff(name: str, tool_input: Mapping[str, Any]) -> str | None:
+    """A unified diff for ``Edit``/``MultiEdit`` (old_string → new_string), else None."""
+    path = str(tool_input.get("file_path", ""))
+    if name == "Edit":
+        old, new = tool_input.get("old_string"), tool_input.get("new_string")
+        if isinstance(old, str) and isinstance(new, str):
+            return _unified(path, old, new)
+    if name == "MultiEdit":
+        edits = tool_input.get("edits")
+        if isinstance(edits, list):
+            parts = [
+                _unified(path, str(e.get("old_string", "")), str(e.get("new_string", "")))
+                for e in edits
+                if isinstance(e, Mapping)
+            ]
+            return "".join(parts)
+    return None
+
+
+_SIGNATURES: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+
+
+def sniff_image_type(data: bytes) -> str | None:
+    """The raster type of ``data`` from its magic bytes (png/jpeg/gif/webp), else None.
+
+    The wire ``media_type`` is untrusted text; only a sniffed type becomes a MIME key.
+    """
+    for magic, mime in _SIGNATURES:
+        if data.startswith(magic):
+            return mime
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None

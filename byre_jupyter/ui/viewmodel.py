@@ -1,0 +1,614 @@
+"""The event → view mapping for one ``%%claude`` turn: a pure, kernel-free view model.
+
+:class:`TurnView` consumes the typed messages of :mod:`byre_jupyter.protocol.messages` one at a
+time and keeps a tree of mutable block views (text, thinking, tool cards, images, notices) plus
+header state (model, status, tokens, cost). :meth:`TurnView.apply` returns only the blocks whose
+content changed, so the live widget can push just those (kernel-mechanics.md Q5).
+
+The rules follow the real CLI 2.1.328 (``shared/protocol/observed-cli-2.1.328.md``):
+
+* text/thinking grow from ``stream_event`` deltas keyed by (API message id, block index) (§2);
+* the CLI sends **one** ``assistant`` line per content block, before that block's
+  ``content_block_stop``; the k-th line of a message id is block index k and is authoritative (§2);
+* tool cards start at ``content_block_start`` of a ``tool_use``, get their full input from the
+  ``assistant`` line and their result from a later ``user`` ``tool_result`` (§3, §4, §8);
+* subagent lines carry ``parent_tool_use_id`` and come without stream events (§10);
+* ``aborted`` assistants and ``error_during_execution`` results mean "interrupted" (§6);
+* an API failure is ``subtype="success"`` with ``is_error`` and
+  ``terminal_reason="api_error"`` (§11).
+
+Unknown message types are ignored here (the session layer logs them). No IPython imports.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from byre_jupyter.protocol.messages import (
+    ApiRetryMessage,
+    AssistantMessage,
+    Block,
+    ImageBlock,
+    InitMessage,
+    Message,
+    ResultMessage,
+    StreamEvent,
+    SystemMessage,
+    TaskMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+from byre_jupyter.ui.blocks import (
+    BlockView,
+    ImageView,
+    NoticeView,
+    RetryInfo,
+    Status,
+    TextView,
+    ThinkingView,
+    ToolCardView,
+)
+from byre_jupyter.ui.toolinfo import sniff_image_type, summarize_tool_input, tool_diff, tool_label
+
+__all__ = [
+    "BlockView",
+    "ImageView",
+    "NoticeView",
+    "RetryInfo",
+    "Status",
+    "TextView",
+    "ThinkingView",
+    "ToolCardView",
+    "TurnView",
+    "sniff_image_type",
+    "summarize_tool_input",
+    "tool_diff",
+    "tool_label",
+]
+
+#: User-text lines the CLI sends on interrupt (§6); they mark the turn, they are not content.
+_INTERRUPT_MARKERS = ("[Request interrupted by user",)
+#: The note the CLI appends next to every image it saved (§5, §8).
+_IMAGE_NOTE = re.compile(r"^\s*\[Image: source: [^\n]*\]\s*$")
+
+
+# --- the turn -------------------------------------------------------------------------------
+
+
+class TurnView:
+    """View model of one turn: the block tree plus header state.
+
+    Feed every message of the turn to :meth:`apply`, then call :meth:`finish`. Both return
+    the blocks that changed (new blocks included), in the order they changed.
+    """
+
+    def __init__(
+        self,
+        session_name: str,
+        prompt: str,
+        attached_images: Sequence[tuple[str, bytes]] = (),
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.session_name = session_name
+        self.prompt = prompt
+        self.clock = clock
+        self.started_at = clock()
+        self.blocks: list[BlockView] = []
+        self.model: str | None = None
+        self.status: Status = "starting"
+        self.retry: RetryInfo | None = None
+        self.tokens_in = 0
+        self.tokens_out = 0
+        self.cost_usd: float | None = None
+        self.duration_s: float | None = None
+        self.session_id: str | None = None
+        self.message_uuids: list[str] = []
+        self.result_uuid: str | None = None
+        self.usage: dict[str, Any] = {}
+        self.interrupted = False
+        self.is_error = False
+        self.finished = False
+        #: Bumped whenever header state changes (status, tokens, model, retry...).
+        self.header_version = 0
+        self._next_id = 0
+        self._parents: dict[str, str | None] = {}
+        self._stream: dict[tuple[str, int], BlockView] = {}
+        self._assistant_lines: dict[str, int] = {}
+        self._message_id: str | None = None
+        self._msg_tokens: dict[str, tuple[int, int]] = {}
+        self._cards: dict[str, ToolCardView] = {}
+        self._tasks: dict[str, ToolCardView] = {}
+        self._retry_notice: NoticeView | None = None
+        self._changed: list[BlockView] = []
+        self.attached_images: list[ImageView] = []
+        for media_type, data in attached_images:
+            image = ImageView(
+                id=self._new_id(),
+                media_type=sniff_image_type(data) or media_type,
+                data=data,
+                origin="attached",
+            )
+            self._parents[image.id] = None
+            self.attached_images.append(image)
+
+    # -- queries ----------------------------------------------------------------------------
+
+    @property
+    def elapsed_s(self) -> float:
+        """Seconds since the turn started (the CLI's ``duration_ms`` once finished)."""
+        if self.duration_s is not None:
+            return self.duration_s
+        return max(0.0, self.clock() - self.started_at)
+
+    def walk(self) -> Iterator[BlockView]:
+        """Every block depth-first in arrival order (card images and children after the card)."""
+
+        def visit(blocks: Sequence[BlockView]) -> Iterator[BlockView]:
+            for block in blocks:
+                yield block
+                if isinstance(block, ToolCardView):
+                    yield from block.images
+                    yield from visit(block.children)
+
+        yield from visit(self.blocks)
+
+    def images(self) -> list[ImageView]:
+        """All images in display order: attached ones first, then in tree order."""
+        return [*self.attached_images, *(b for b in self.walk() if isinstance(b, ImageView))]
+
+    def parent_id(self, block_id: str) -> str | None:
+        """Id of the tool card holding ``block_id`` (None at top level)."""
+        return self._parents.get(block_id)
+
+    def card(self, tool_use_id: str) -> ToolCardView | None:
+        return self._cards.get(tool_use_id)
+
+    def pending_cards(self) -> list[ToolCardView]:
+        return [c for c in self._cards.values() if not c.has_result and not c.frozen]
+
+    # -- updates ----------------------------------------------------------------------------
+
+    def apply(self, msg: Message) -> list[BlockView]:
+        """Fold one message into the view; return the blocks whose content changed."""
+        if isinstance(msg, StreamEvent):
+            self._on_stream(msg)
+        elif isinstance(msg, AssistantMessage):
+            self._on_assistant(msg)
+        elif isinstance(msg, UserMessage):
+            self._on_user(msg)
+        elif isinstance(msg, InitMessage):
+            self._set_header(
+                model=msg.model or self.model, session_id=msg.session_id or self.session_id
+            )
+        elif isinstance(msg, ApiRetryMessage):
+            self._on_retry(msg)
+        elif isinstance(msg, TaskMessage):
+            self._on_task(msg)
+        elif isinstance(msg, SystemMessage):
+            self._on_system(msg)
+        elif isinstance(msg, ResultMessage):
+            return self.finish(msg)
+        return self._take_changed()
+
+    def add_notice(self, kind: str, text: str) -> NoticeView:
+        """Append a notice at top level (retry, error, interrupted, permission, info)."""
+        notice = NoticeView(id=self._new_id(), notice_kind=kind, text=text, frozen=True)
+        self._attach(notice, None)
+        return notice
+
+    def finish(
+        self,
+        result: ResultMessage | None = None,
+        *,
+        error: str | None = None,
+        interrupted: bool = False,
+    ) -> list[BlockView]:
+        """End the turn: take totals from ``result``, add notices, freeze every block.
+
+        Safe to call more than once (``apply(result)`` already calls it); notices are not
+        repeated.
+        """
+        if result is not None:
+            self._on_result(result)
+        if interrupted:
+            self.interrupted = True
+        if error:
+            self.is_error = True
+            self._error_notice(error)
+        if self.interrupted and not any(
+            isinstance(b, NoticeView) and b.notice_kind == "interrupted" for b in self.blocks
+        ):
+            self.add_notice("interrupted", "Interrupted.")
+        if self.duration_s is None:
+            self.duration_s = max(0.0, self.clock() - self.started_at)
+        status: Status = "done"
+        if self.interrupted:
+            status = "interrupted"
+        elif self.is_error:
+            status = "error"
+        self.finished = True
+        self._set_header(status=status)
+        for block in list(self.walk()):
+            if not block.frozen:
+                block.frozen = True
+                self._touch(block)
+        return self._take_changed()
+
+    # -- internals: ids and change tracking ------------------------------------------------
+
+    def _new_id(self) -> str:
+        self._next_id += 1
+        return f"b{self._next_id}"
+
+    def _touch(self, block: BlockView) -> None:
+        block.version += 1
+        if block not in self._changed:
+            self._changed.append(block)
+
+    def _take_changed(self) -> list[BlockView]:
+        changed, self._changed = self._changed, []
+        return changed
+
+    def _set_header(self, **values: Any) -> None:
+        for name, value in values.items():
+            if getattr(self, name) != value:
+                setattr(self, name, value)
+                self.header_version += 1
+
+    def _container(self, parent_tool_use_id: str | None) -> ToolCardView | None:
+        # Subagent lines nest under the card with that tool_use_id; unknown parents go to the
+        # top level rather than vanish.
+        if parent_tool_use_id is None:
+            return None
+        return self._cards.get(parent_tool_use_id)
+
+    def _attach(self, block: BlockView, parent: ToolCardView | None) -> None:
+        if parent is None:
+            self.blocks.append(block)
+            self._parents[block.id] = None
+        else:
+            parent.children.append(block)
+            self._parents[block.id] = parent.id
+        self._touch(block)
+
+    def _new_card(self, tool_use_id: str, name: str, parent: ToolCardView | None) -> ToolCardView:
+        card = ToolCardView(
+            id=self._new_id(), name=name, tool_use_id=tool_use_id, started_at=self.clock()
+        )
+        if tool_use_id:
+            self._cards[tool_use_id] = card
+        self._attach(card, parent)
+        return card
+
+    def _new_block(self, block: Block, parent: ToolCardView | None) -> BlockView | None:
+        """A view for an assistant content block that had no stream events."""
+        if isinstance(block, TextBlock):
+            view: BlockView = TextView(id=self._new_id())
+        elif isinstance(block, ThinkingBlock):
+            view = ThinkingView(id=self._new_id())
+        elif isinstance(block, ToolUseBlock):
+            existing = self._cards.get(block.id)
+            if existing is not None:
+                return existing
+            return self._new_card(block.id, block.name, parent)
+        else:
+            return None
+        self._attach(view, parent)
+        return view
+
+    # -- internals: stream events (§2) -----------------------------------------------------
+
+    def _on_stream(self, msg: StreamEvent) -> None:
+        event = msg.event
+        kind = msg.event_type
+        parent = self._container(msg.parent_tool_use_id)
+        if kind == "message_start":
+            message = event.get("message")
+            message = message if isinstance(message, Mapping) else {}
+            self._message_id = str(message.get("id") or msg.raw.get("api_message_id") or "")
+            model = message.get("model")
+            usage = message.get("usage")
+            if isinstance(usage, Mapping):
+                self._count_tokens(input_usage=usage)
+            if msg.parent_tool_use_id is None:
+                if isinstance(model, str) and model and model != "<synthetic>":
+                    self._set_header(model=model)
+                self._set_header(status="streaming", retry=None)
+            return
+        if kind == "message_delta":
+            usage = event.get("usage")
+            if isinstance(usage, Mapping):
+                self._count_tokens(output_usage=usage)
+            return
+        index = msg.index
+        message_id = self._message_id or str(msg.raw.get("api_message_id") or "")
+        if index is None:
+            return
+        key = (message_id, index)
+        if kind == "content_block_start":
+            block = event.get("content_block")
+            block = block if isinstance(block, Mapping) else {}
+            btype = block.get("type")
+            view: BlockView | None = None
+            if btype == "text":
+                view = TextView(id=self._new_id(), text=str(block.get("text", "")))
+                self._attach(view, parent)
+            elif btype in ("thinking", "redacted_thinking"):
+                view = ThinkingView(id=self._new_id(), text=str(block.get("thinking", "")))
+                self._attach(view, parent)
+            elif btype in ("tool_use", "server_tool_use"):
+                tool_id = str(block.get("id", ""))
+                view = self._cards.get(tool_id) or self._new_card(
+                    tool_id, str(block.get("name", "")), parent
+                )
+                if msg.parent_tool_use_id is None:
+                    self._set_header(status="tool")
+            if view is not None:
+                self._stream[key] = view
+        elif kind == "content_block_delta":
+            view = self._stream.get(key)
+            if view is None or view.frozen:
+                return  # the assistant line already replaced it (authoritative)
+            delta = msg.delta
+            dtype = delta.get("type")
+            if dtype == "text_delta" and isinstance(view, TextView):
+                view.text += str(delta.get("text", ""))
+                self._touch(view)
+            elif dtype == "thinking_delta" and isinstance(view, ThinkingView):
+                view.text += str(delta.get("thinking", ""))
+                self._touch(view)
+        elif kind == "content_block_stop":
+            view = self._stream.get(key)
+            if view is not None and not view.frozen and not isinstance(view, ToolCardView):
+                view.frozen = True
+                self._touch(view)
+
+    def _count_tokens(
+        self,
+        *,
+        input_usage: Mapping[str, Any] | None = None,
+        output_usage: Mapping[str, Any] | None = None,
+    ) -> None:
+        if self._message_id is None:
+            return
+        tin, tout = self._msg_tokens.get(self._message_id, (0, 0))
+        if input_usage is not None:
+            tin = _input_tokens(input_usage)
+            tout = max(tout, _int(input_usage.get("output_tokens")))
+        if output_usage is not None:
+            tout = _int(output_usage.get("output_tokens")) or tout
+            tin = _input_tokens(output_usage) or tin
+        self._msg_tokens[self._message_id] = (tin, tout)
+        self._set_header(
+            tokens_in=sum(t[0] for t in self._msg_tokens.values()),
+            tokens_out=sum(t[1] for t in self._msg_tokens.values()),
+        )
+
+    # -- internals: assistant / user lines -------------------------------------------------
+
+    def _on_assistant(self, msg: AssistantMessage) -> None:
+        top_level = msg.parent_tool_use_id is None
+        if msg.uuid and top_level:
+            self.message_uuids.append(msg.uuid)
+        if top_level and msg.model and msg.model != "<synthetic>":
+            self._set_header(model=msg.model)
+        if msg.aborted:
+            self._set_header(interrupted=True)
+        if msg.is_api_error:
+            # The synthetic "API Error: ..." line (§11): a notice, not an answer.
+            text = "".join(b.text for b in msg.content if isinstance(b, TextBlock))
+            self._set_header(is_error=True)
+            self._error_notice(text or msg.error or "API error")
+            return
+        if top_level and self.status in ("starting", "requesting", "retrying"):
+            self._set_header(status="streaming", retry=None)  # no stream events were sent
+        parent = self._container(msg.parent_tool_use_id)
+        first = self._assistant_lines.get(msg.message_id, 0)
+        self._assistant_lines[msg.message_id] = first + len(msg.content)
+        for offset, block in enumerate(msg.content):
+            view = self._stream.get((msg.message_id, first + offset))
+            if view is None:
+                view = self._new_block(block, parent)
+                if view is None:
+                    continue
+                self._stream[(msg.message_id, first + offset)] = view
+            self._fill(view, block)
+
+    def _fill(self, view: BlockView, block: Block) -> None:
+        """Make ``view`` match the authoritative assistant ``block`` and freeze text/thinking.
+
+        The assistant line comes before ``content_block_stop`` (§2); any later delta for the
+        block is ignored because the line already holds the whole block.
+        """
+        if isinstance(view, TextView) and isinstance(block, TextBlock):
+            view.text = block.text
+        elif isinstance(view, ThinkingView) and isinstance(block, ThinkingBlock):
+            view.text = block.thinking
+        elif isinstance(view, ToolCardView) and isinstance(block, ToolUseBlock):
+            view.name = block.name or view.name
+            view.input = block.input
+            view.summary = summarize_tool_input(view.name, block.input)
+            view.diff = tool_diff(view.name, block.input)
+            if self._parents.get(view.id) is None:
+                self._set_header(status="tool")
+            self._touch(view)
+            return  # a card stays open until its tool_result
+        else:
+            return
+        view.frozen = True
+        self._touch(view)
+
+    def _on_user(self, msg: UserMessage) -> None:
+        results = msg.tool_results
+        if not results:
+            for block in msg.content:
+                if isinstance(block, TextBlock) and block.text.startswith(_INTERRUPT_MARKERS):
+                    self._set_header(interrupted=True)
+            return  # prompts, subagent prompts, "Tool loaded." ...: not content
+        for result in results:
+            self._on_tool_result(result, msg.parent_tool_use_id)
+        if not self.pending_cards() and self.status == "tool":
+            self._set_header(status="requesting")
+
+    def _on_tool_result(self, result: ToolResultBlock, parent_tool_use_id: str | None) -> None:
+        card = self._cards.get(result.tool_use_id)
+        if card is None:  # a result for a call we never saw: still show it
+            card = self._new_card(result.tool_use_id, "tool", self._container(parent_tool_use_id))
+        texts = [
+            b.text
+            for b in result.content
+            if isinstance(b, TextBlock) and not _IMAGE_NOTE.match(b.text)
+        ]
+        card.result_text = "\n".join(texts)
+        card.is_error = result.is_error
+        for image in result.images:
+            view = self._image(image, f"tool {card.label}")
+            if view is not None:
+                card.images.append(view)
+                self._parents[view.id] = card.id
+                self._touch(view)
+        if card.started_at is not None:
+            card.elapsed_s = max(0.0, self.clock() - card.started_at)
+        card.frozen = True
+        self._touch(card)
+
+    def _image(self, block: ImageBlock, origin: str) -> ImageView | None:
+        try:
+            data = base64.b64decode(block.data, validate=False)
+        except (binascii.Error, ValueError):
+            self.add_notice("info", f"An image from {origin} could not be decoded.")
+            return None
+        return ImageView(
+            id=self._new_id(),
+            media_type=sniff_image_type(data) or block.media_type,
+            data=data,
+            origin=origin,
+        )
+
+    # -- internals: system lines -----------------------------------------------------------
+
+    def _on_retry(self, msg: ApiRetryMessage) -> None:
+        retry = RetryInfo(
+            attempt=msg.attempt,
+            max_retries=msg.max_retries,
+            error_status=msg.error_status,
+            error=msg.error,
+            delay_s=msg.retry_delay_ms / 1000.0,
+        )
+        self._set_header(retry=retry, status="retrying")
+        status = f" {retry.error_status}" if retry.error_status is not None else ""
+        text = (
+            f"API request failed ({retry.error or 'error'}{status}); retrying in "
+            f"{retry.delay_s:.1f} s (attempt {retry.attempt}/{retry.max_retries})."
+        )
+        if self._retry_notice is None:
+            # Not frozen: later attempts rewrite it in place; finish() freezes it.
+            self._retry_notice = NoticeView(id=self._new_id(), notice_kind="retry", text=text)
+            self._attach(self._retry_notice, None)
+        else:
+            self._retry_notice.text = text
+            self._touch(self._retry_notice)
+
+    def _on_task(self, msg: TaskMessage) -> None:
+        card = self._tasks.get(msg.task_id)
+        if card is None and msg.tool_use_id:
+            card = self._cards.get(msg.tool_use_id)
+        if card is None:
+            return
+        if msg.task_id:
+            self._tasks[msg.task_id] = card
+            card.task_id = msg.task_id
+        status = msg.status
+        if status is None and msg.subtype in ("task_started", "task_progress"):
+            status = "running"
+        note = card.task_note
+        if msg.subtype == "task_progress" and msg.description:
+            note = msg.description
+        elif msg.subtype == "task_notification" and msg.summary:
+            note = msg.summary
+        if (status or card.task_status) != card.task_status or note != card.task_note:
+            card.task_status = status or card.task_status
+            card.task_note = note
+            self._touch(card)
+
+    def _on_system(self, msg: SystemMessage) -> None:
+        if msg.subtype == "status":
+            if msg.raw.get("status") == "requesting":
+                self._set_header(status="requesting")
+        elif msg.subtype == "permission_denied":
+            tool = str(msg.raw.get("tool_name", "tool"))
+            message = str(msg.raw.get("message", "")).strip()
+            self.add_notice("permission", f"{tool} was not allowed: {message}".rstrip(": "))
+
+    def _on_result(self, result: ResultMessage) -> None:
+        if result.uuid:
+            self.result_uuid = result.uuid
+        self.usage = _plain(result.usage)
+        if result.usage:
+            self._set_header(
+                tokens_in=_input_tokens(result.usage),
+                tokens_out=_int(result.usage.get("output_tokens")),
+            )
+        if result.total_cost_usd is not None:
+            self._set_header(cost_usd=result.total_cost_usd)
+        if result.duration_ms is not None:
+            self._set_header(duration_s=result.duration_ms / 1000.0)
+        if result.session_id:
+            self._set_header(session_id=result.session_id)
+        if result.interrupted:
+            self._set_header(interrupted=True)
+        elif result.is_error:
+            self._set_header(is_error=True)
+            text = (
+                result.result
+                or "; ".join(result.errors)
+                or (f"The turn failed ({result.terminal_reason or result.subtype}).")
+            )
+            self._error_notice(text)
+        seen = {b.text for b in self.blocks if isinstance(b, NoticeView)}
+        for denial in result.permission_denials:
+            if isinstance(denial, Mapping):
+                tool = str(denial.get("tool_name", "tool"))
+                if not any(t.startswith(f"{tool} was not allowed") for t in seen):
+                    self.add_notice("permission", f"{tool} was not allowed.")
+
+    def _error_notice(self, text: str) -> None:
+        # The synthetic API-error assistant line and the result carry the same text (§11).
+        for block in self.blocks:
+            if (
+                isinstance(block, NoticeView)
+                and block.notice_kind == "error"
+                and block.text == text
+            ):
+                return
+        self.add_notice("error", text)
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _input_tokens(usage: Mapping[str, Any]) -> int:
+    """Prompt size: fresh input plus cache writes and reads."""
+    return (
+        _int(usage.get("input_tokens"))
+        + _int(usage.get("cache_creation_input_tokens"))
+        + _int(usage.get("cache_read_input_tokens"))
+    )
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-ready copy of a wire value (Mappings become dicts)."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value

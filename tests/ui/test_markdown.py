@@ -1,0 +1,77 @@
+"""render_markdown (safe HTML) and escape_markdown_html (inert markdown)."""
+
+from __future__ import annotations
+
+import mistune
+import pytest
+
+from byre_jupyter.ui.markdown import escape_markdown_html, render_markdown
+
+# A permissive renderer, like JupyterLab for trusted output: raw HTML passes through.
+_permissive = mistune.create_markdown(escape=False, plugins=["table", "strikethrough"])
+
+
+@pytest.mark.parametrize(
+    "attack",
+    [
+        "<script>alert(1)</script>",
+        "<img src=x onerror=alert(1)>",
+        "<iframe src='https://evil'></iframe>",
+        "<style>body{display:none}</style>",
+        '<a href="javascript:alert(1)">x</a>',
+        "<svg onload=alert(1)>",
+    ],
+)
+def test_raw_html_in_model_text_stays_visible_text(attack: str) -> None:
+    html = render_markdown(f"before {attack} after")
+    assert "<script" not in html and "<iframe" not in html and "<style" not in html
+    assert "<img" not in html and "<svg" not in html and "<a " not in html
+    assert "&lt;" in html and "before" in html and "after" in html
+
+
+def test_javascript_links_are_neutralised() -> None:
+    html = render_markdown(
+        "[x](javascript:alert(1)) [y](JaVaScRiPt:alert(2)) [z](https://ok.example)"
+    )
+    assert "javascript:" not in html.lower()
+    assert 'href="https://ok.example"' in html
+
+
+def test_markdown_features() -> None:
+    html = render_markdown("# T\n\n**b** `c`\n\n```python\nx = '<b>'\n```\n\n|a|b|\n|-|-|\n|1|2|\n")
+    assert "<h1>T</h1>" in html and "<strong>b</strong>" in html and "<code>c</code>" in html
+    assert "<pre><code>x = '&lt;b&gt;'\n</code></pre>" in html
+    assert "<table>" in html and "<td>1</td>" in html
+    assert 'class="language-python"' not in html  # classes are not on the allow-list
+
+
+def test_escape_markdown_html_keeps_code_and_quotes() -> None:
+    text = (
+        "Use <b>bold</b> & `a<b>` here\n\n```html\n<script>x</script>\n```\n\n"
+        "> quoted <i>\n[bad](javascript:alert(1)) <https://ok.example>"
+    )
+    out = escape_markdown_html(text)
+    assert "Use &lt;b&gt;bold&lt;/b&gt; &amp; `a<b>` here" in out
+    assert "```html\n<script>x</script>\n```" in out
+    assert "> quoted &lt;i&gt;" in out
+    assert "](#harmful-link" in out and "javascript:" not in out
+    assert "https://ok.example" in out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a ` b\n\n<script>x</script>\n\nc ` d",  # a "span" across paragraphs is no span
+        "\\`<script>`",  # an escaped backtick opens nothing
+        "    ```\n<script>x</script>",  # an indented "fence" is indented code
+        "- a\n\n  ```\n<script>x</script>",  # a list item's fence closes with the item
+        "| `<script> | x` |\n|-|-|\n|1|2|",  # GFM splits cells before code spans
+        "``` foo`bar\n<script>x</script>",  # a backtick in the info string: not a fence
+        "> q <script>x</script>\n> ```\n> <script>x</script>",
+        "[a]: javascript:alert(1)\n\n[x][a]",
+    ],
+)
+def test_escaped_markdown_is_inert_even_in_a_permissive_renderer(text: str) -> None:
+    html = _permissive(escape_markdown_html(text))
+    assert isinstance(html, str)
+    assert "<script" not in html and "javascript:" not in html
