@@ -4,6 +4,8 @@
 In code, :class:`Session` drives one conversation with the ``claude`` CLI.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from .errors import (
     ByreError,
     CLIConnectionError,
@@ -15,17 +17,34 @@ from .errors import (
     ProtocolError,
     SessionClosedError,
 )
-from .session import (
-    Allow,
-    Deny,
-    McpServer,
-    PermissionRequest,
-    Session,
-    SessionManager,
-    ToolResult,
-    Turn,
-    TurnResult,
-)
+
+if TYPE_CHECKING:
+    from .session import (
+        Allow,
+        Deny,
+        McpServer,
+        PermissionRequest,
+        Session,
+        SessionManager,
+        ToolResult,
+        Turn,
+        TurnResult,
+    )
+
+_LAZY = {
+    "Allow", "Deny", "McpServer", "PermissionRequest", "Session", "SessionManager",
+    "ToolResult", "Turn", "TurnResult",
+}  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy, so that importing the pure protocol layer does not pull in asyncio.
+    if name in _LAZY:
+        from . import session
+
+        return getattr(session, name)
+    raise AttributeError(f"module 'byre_jupyter' has no attribute {name!r}")
+
 
 __version__ = "0.1.0"
 

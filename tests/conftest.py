@@ -1,0 +1,118 @@
+"""Shared fixtures: the real CLI, a scripted Messages API, and per-test isolated environments."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from byre_jupyter import Session
+from byre_jupyter.scripted import ScriptedAPI
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def find_test_cli() -> str | None:
+    """The pinned CLI installed by ./dev setup (BYRE_CLAUDE_PATH), else .byre, else None."""
+    candidates = [
+        os.environ.get("BYRE_CLAUDE_PATH", ""),
+        *(str(p) for p in (ROOT / ".byre/cli/node_modules/@anthropic-ai").glob("claude-code-linux-*/claude")),
+    ]
+    for path in candidates:
+        if path and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+@pytest.fixture(scope="session")
+def cli_path() -> str:
+    path = find_test_cli()
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail("the claude CLI is not installed: ./dev setup must install it in CI")
+        pytest.skip("the claude CLI is not installed (run ./dev setup)")
+    return path
+
+
+@pytest.fixture
+def api() -> Iterator[ScriptedAPI]:
+    server = ScriptedAPI()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.release()
+        server.stop()
+
+
+def cli_env_for(api_url: str, home: Path, **extra: str) -> dict[str, str]:
+    """The environment a test CLI runs in: offline, isolated HOME/TMPDIR, no retries."""
+    home.mkdir(parents=True, exist_ok=True)
+    env = {
+        "HOME": str(home),
+        "TMPDIR": str(home),
+        "ANTHROPIC_BASE_URL": api_url,
+        "ANTHROPIC_API_KEY": "test",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "CLAUDE_CODE_MAX_RETRIES": "0",
+        "IS_SANDBOX": "1",  # as root, bypassPermissions needs it
+    }
+    env.update(extra)
+    return env
+
+
+@pytest.fixture
+def cli_env(api: ScriptedAPI, tmp_path: Path) -> dict[str, str]:
+    return cli_env_for(api.url, tmp_path / "home")
+
+
+@pytest.fixture
+async def make_session(
+    cli_path: str, cli_env: dict[str, str], tmp_path: Path
+) -> AsyncIterator[Callable[..., Session]]:
+    """Build Sessions wired to the real CLI and the scripted API; all closed at the end."""
+    sessions: list[Session] = []
+    workdir = tmp_path / "work"
+    workdir.mkdir(exist_ok=True)
+
+    def make(**options: Any) -> Session:
+        options.setdefault("cli_path", cli_path)
+        options.setdefault("cwd", str(workdir))
+        options.setdefault("permission_mode", "bypassPermissions")
+        options["env"] = {**cli_env, **options.get("env", {})}
+        session = Session(**options)
+        sessions.append(session)
+        return session
+
+    yield make
+    for session in sessions:
+        await session.close()
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    path = tmp_path / "work"
+    path.mkdir(exist_ok=True)
+    return path
+
+
+def tiny_png(width: int = 4, height: int = 4, rgb: tuple[int, int, int] = (200, 30, 30)) -> bytes:
+    """A valid PNG made with zlib/struct only."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    raw = b"".join(b"\x00" + bytes(rgb) * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
+
+
+def which(name: str) -> str | None:
+    return shutil.which(name)

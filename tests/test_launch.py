@@ -1,0 +1,83 @@
+"""argv, environment and CLI discovery (pure; nothing is started)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from byre_jupyter.errors import CLINotFoundError
+from byre_jupyter.transport import LaunchSpec, build_argv, build_env, find_cli
+
+
+def test_argv_has_stream_json_partial_messages_and_sdk_server() -> None:
+    argv = build_argv(LaunchSpec(cli_path="/bin/claude", model="sonnet", session_id="abc"))
+    assert argv[0] == "/bin/claude"
+    joined = " ".join(argv)
+    for flag in ("--output-format stream-json", "--input-format stream-json", "--verbose",
+                 "--include-partial-messages", "--model sonnet", "--session-id=abc"):
+        assert flag in joined
+    mcp = json.loads(argv[argv.index("--mcp-config") + 1])
+    assert mcp == {"mcpServers": {"byre": {"type": "sdk", "name": "byre", "alwaysLoad": True}}}
+    settings = json.loads(argv[argv.index("--settings") + 1])
+    assert settings["attribution"] == {"commit": "", "pr": ""}
+    assert "--print" not in argv and "-p" not in argv
+
+
+@pytest.mark.parametrize("mode", [None, "default", "acceptEdits", "plan"])
+def test_prompt_tool_stdio_unless_bypass(mode: str | None) -> None:
+    argv = build_argv(LaunchSpec(cli_path="c", permission_mode=mode))
+    assert argv[argv.index("--permission-prompt-tool") + 1] == "stdio"
+
+
+def test_bypass_has_no_prompt_tool() -> None:
+    argv = build_argv(LaunchSpec(cli_path="c", permission_mode="bypassPermissions"))
+    assert "--permission-prompt-tool" not in argv
+    assert "--allow-dangerously-skip-permissions" in argv
+
+
+def test_resume_and_fork_use_equals_form() -> None:
+    argv = build_argv(LaunchSpec(cli_path="c", resume="-odd-id", resume_session_at="u1",
+                                 fork_session=True, session_id="new"))
+    assert "--resume=-odd-id" in argv and "--resume-session-at=u1" in argv
+    assert "--fork-session" in argv and "--session-id=new" in argv
+    plain = build_argv(LaunchSpec(cli_path="c", resume="old", session_id="old"))
+    assert "--resume=old" in plain and not any(a.startswith("--session-id") for a in plain)
+
+
+def test_env_drops_claudecode_adds_identity_and_extra() -> None:
+    spec = LaunchSpec(cli_path="c", env={"EXTRA": "1"}, commit_name="Ada", commit_email="a@x")
+    env = build_env(spec, base={"CLAUDECODE": "1", "PATH": "/bin", "ANTHROPIC_API_KEY": "sk-secret"})
+    assert "CLAUDECODE" not in env and env["EXTRA"] == "1" and env["PATH"] == "/bin"
+    assert env["GIT_AUTHOR_NAME"] == env["GIT_COMMITTER_NAME"] == "Ada"
+
+
+def test_no_secret_on_argv() -> None:
+    spec = LaunchSpec(cli_path="c", env={"ANTHROPIC_API_KEY": "sk-secret-123"})
+    assert not any("sk-secret" in a for a in build_argv(spec))
+
+
+def test_find_cli_order(tmp_path: Path) -> None:
+    exe = tmp_path / "claude"
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    other = tmp_path / "other"
+    other.write_text("#!/bin/sh\n")
+    other.chmod(0o755)
+    assert find_cli(str(exe), env={"BYRE_CLAUDE_PATH": str(other)}) == str(exe)
+    assert find_cli(None, env={"BYRE_CLAUDE_PATH": str(other)}) == str(other)
+    assert find_cli(None, env={"PATH": str(tmp_path)}) == str(exe)
+
+
+def test_find_cli_errors_say_how_to_install(tmp_path: Path) -> None:
+    with pytest.raises(CLINotFoundError, match="npm install -g @anthropic-ai/claude-code"):
+        find_cli(None, env={"PATH": str(tmp_path)})
+    with pytest.raises(CLINotFoundError, match="configured cli_path"):
+        find_cli(str(tmp_path / "missing"), env={})
+    plain = tmp_path / "notexec"
+    plain.write_text("x")
+    os.chmod(plain, 0o644)
+    with pytest.raises(CLINotFoundError, match="BYRE_CLAUDE_PATH"):
+        find_cli(None, env={"BYRE_CLAUDE_PATH": str(plain)})
