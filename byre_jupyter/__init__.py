@@ -69,3 +69,16 @@ __all__ = [
     "TurnResult",
     "__version__",
 ]
+
+
+def load_ipython_extension(shell: Any) -> None:
+    """``%load_ext byre_jupyter``."""
+    from .magics import load_ipython_extension as load
+
+    load(shell)
+
+
+def unload_ipython_extension(shell: Any) -> None:
+    from .magics import unload_ipython_extension as unload
+
+    unload(shell)

@@ -20,7 +20,12 @@ def find_test_cli() -> str | None:
     """The pinned CLI installed by ./dev setup (BYRE_CLAUDE_PATH), else .byre, else None."""
     candidates = [
         os.environ.get("BYRE_CLAUDE_PATH", ""),
-        *(str(p) for p in (ROOT / ".byre/cli/node_modules/@anthropic-ai").glob("claude-code-linux-*/claude")),
+        *(
+            str(p)
+            for p in (ROOT / ".byre/cli/node_modules/@anthropic-ai").glob(
+                "claude-code-linux-*/claude"
+            )
+        ),
     ]
     for path in candidates:
         if path and os.access(path, os.X_OK):
@@ -107,11 +112,18 @@ def tiny_png(width: int = 4, height: int = 4, rgb: tuple[int, int, int] = (200, 
     import zlib
 
     def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+        return (
+            struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+        )
 
     raw = b"".join(b"\x00" + bytes(rgb) * width for _ in range(height))
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(raw))
+        + chunk(b"IEND", b"")
+    )
 
 
 def which(name: str) -> str | None:

@@ -16,8 +16,14 @@ def test_argv_has_stream_json_partial_messages_and_sdk_server() -> None:
     argv = build_argv(LaunchSpec(cli_path="/bin/claude", model="sonnet", session_id="abc"))
     assert argv[0] == "/bin/claude"
     joined = " ".join(argv)
-    for flag in ("--output-format stream-json", "--input-format stream-json", "--verbose",
-                 "--include-partial-messages", "--model sonnet", "--session-id=abc"):
+    for flag in (
+        "--output-format stream-json",
+        "--input-format stream-json",
+        "--verbose",
+        "--include-partial-messages",
+        "--model sonnet",
+        "--session-id=abc",
+    ):
         assert flag in joined
     mcp = json.loads(argv[argv.index("--mcp-config") + 1])
     assert mcp == {"mcpServers": {"byre": {"type": "sdk", "name": "byre", "alwaysLoad": True}}}
@@ -39,8 +45,15 @@ def test_bypass_has_no_prompt_tool() -> None:
 
 
 def test_resume_and_fork_use_equals_form() -> None:
-    argv = build_argv(LaunchSpec(cli_path="c", resume="-odd-id", resume_session_at="u1",
-                                 fork_session=True, session_id="new"))
+    argv = build_argv(
+        LaunchSpec(
+            cli_path="c",
+            resume="-odd-id",
+            resume_session_at="u1",
+            fork_session=True,
+            session_id="new",
+        )
+    )
     assert "--resume=-odd-id" in argv and "--resume-session-at=u1" in argv
     assert "--fork-session" in argv and "--session-id=new" in argv
     plain = build_argv(LaunchSpec(cli_path="c", resume="old", session_id="old"))
@@ -49,7 +62,9 @@ def test_resume_and_fork_use_equals_form() -> None:
 
 def test_env_drops_claudecode_adds_identity_and_extra() -> None:
     spec = LaunchSpec(cli_path="c", env={"EXTRA": "1"}, commit_name="Ada", commit_email="a@x")
-    env = build_env(spec, base={"CLAUDECODE": "1", "PATH": "/bin", "ANTHROPIC_API_KEY": "sk-secret"})
+    env = build_env(
+        spec, base={"CLAUDECODE": "1", "PATH": "/bin", "ANTHROPIC_API_KEY": "sk-secret"}
+    )
     assert "CLAUDECODE" not in env and env["EXTRA"] == "1" and env["PATH"] == "/bin"
     assert env["GIT_AUTHOR_NAME"] == env["GIT_COMMITTER_NAME"] == "Ada"
 

@@ -91,7 +91,11 @@ def test_protocol_layer_imports_no_asyncio_ipython_or_widgets() -> None:
 
 STREAM_DELTA = {
     "type": "stream_event",
-    "event": {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hel"}},
+    "event": {
+        "type": "content_block_delta",
+        "index": 0,
+        "delta": {"type": "text_delta", "text": "Hel"},
+    },
     "session_id": "s",
     "parent_tool_use_id": None,
     "uuid": "u1",
@@ -102,7 +106,11 @@ def test_stream_event() -> None:
     m = parse_message(STREAM_DELTA)
     assert isinstance(m, StreamEvent)
     assert (m.event_type, m.index, m.delta["text"], m.session_id, m.uuid) == (
-        "content_block_delta", 0, "Hel", "s", "u1",
+        "content_block_delta",
+        0,
+        "Hel",
+        "s",
+        "u1",
     )
     assert m.raw is STREAM_DELTA and m.type == "stream_event" and m.known
 
@@ -111,7 +119,10 @@ def test_assistant_blocks_and_flags() -> None:
     raw = {
         "type": "assistant",
         "message": {
-            "id": "msg_1", "model": "claude-opus-5-5", "role": "assistant", "stop_reason": None,
+            "id": "msg_1",
+            "model": "claude-opus-5-5",
+            "role": "assistant",
+            "stop_reason": None,
             "content": [
                 {"type": "text", "text": "Hi"},
                 {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}},
@@ -133,22 +144,43 @@ def test_assistant_blocks_and_flags() -> None:
 
 
 def test_api_error_assistant_is_flagged() -> None:
-    m = parse_message({"type": "assistant", "message": {"id": "x", "model": "<synthetic>", "content": []},
-                       "is_api_error_message": True, "error": "server_error"})
+    m = parse_message(
+        {
+            "type": "assistant",
+            "message": {"id": "x", "model": "<synthetic>", "content": []},
+            "is_api_error_message": True,
+            "error": "server_error",
+        }
+    )
     assert isinstance(m, AssistantMessage) and m.is_api_error and m.error == "server_error"
 
 
 def test_user_tool_result_with_image_anthropic_and_mcp_styles() -> None:
     raw = {
         "type": "user",
-        "message": {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "toolu_1", "content": [
-                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "QUJD"}},
-                {"type": "text", "text": "[Image: source: /tmp/x.png]"},
-            ]},
-            {"type": "tool_result", "tool_use_id": "toolu_2", "content": "plain", "is_error": True},
-            {"type": "image", "data": "REVG", "mimeType": "image/jpeg"},
-        ]},
+        "message": {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_1",
+                    "content": [
+                        {
+                            "type": "image",
+                            "source": {"type": "base64", "media_type": "image/png", "data": "QUJD"},
+                        },
+                        {"type": "text", "text": "[Image: source: /tmp/x.png]"},
+                    ],
+                },
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_2",
+                    "content": "plain",
+                    "is_error": True,
+                },
+                {"type": "image", "data": "REVG", "mimeType": "image/jpeg"},
+            ],
+        },
         "tool_use_result": {"type": "image"},
     }
     m = parse_message(raw)
@@ -162,39 +194,99 @@ def test_user_tool_result_with_image_anthropic_and_mcp_styles() -> None:
 
 
 def test_init_result_retry_task() -> None:
-    init = parse_message({"type": "system", "subtype": "init", "session_id": "s", "model": "m",
-                          "tools": ["Bash"], "permissionMode": "default",
-                          "capabilities": ["interrupt_receipt_v1"], "mcp_servers": [{"name": "byre"}]})
+    init = parse_message(
+        {
+            "type": "system",
+            "subtype": "init",
+            "session_id": "s",
+            "model": "m",
+            "tools": ["Bash"],
+            "permissionMode": "default",
+            "capabilities": ["interrupt_receipt_v1"],
+            "mcp_servers": [{"name": "byre"}],
+        }
+    )
     assert isinstance(init, InitMessage)
     assert init.capabilities == {"interrupt_receipt_v1"} and init.permission_mode == "default"
     no_caps = parse_message({"type": "system", "subtype": "init"})
     assert isinstance(no_caps, InitMessage) and no_caps.capabilities == frozenset()
 
-    result = parse_message({"type": "result", "subtype": "error_during_execution", "is_error": True,
-                            "terminal_reason": "aborted_streaming", "modelUsage": {"m": {}},
-                            "origin": {"kind": "task-notification"}})
+    result = parse_message(
+        {
+            "type": "result",
+            "subtype": "error_during_execution",
+            "is_error": True,
+            "terminal_reason": "aborted_streaming",
+            "modelUsage": {"m": {}},
+            "origin": {"kind": "task-notification"},
+        }
+    )
     assert isinstance(result, ResultMessage)
-    assert result.interrupted and result.model_usage == {"m": {}} and result.origin_kind == "task-notification"
-    api_fail = parse_message({"type": "result", "subtype": "success", "is_error": True,
-                              "terminal_reason": "api_error", "api_error_status": 500})
+    assert (
+        result.interrupted
+        and result.model_usage == {"m": {}}
+        and result.origin_kind == "task-notification"
+    )
+    api_fail = parse_message(
+        {
+            "type": "result",
+            "subtype": "success",
+            "is_error": True,
+            "terminal_reason": "api_error",
+            "api_error_status": 500,
+        }
+    )
     assert isinstance(api_fail, ResultMessage) and api_fail.is_error and not api_fail.interrupted
 
-    retry = parse_message({"type": "system", "subtype": "api_retry", "attempt": 1, "max_retries": 10,
-                           "retry_delay_ms": 542, "error_status": 500, "error": "server_error"})
+    retry = parse_message(
+        {
+            "type": "system",
+            "subtype": "api_retry",
+            "attempt": 1,
+            "max_retries": 10,
+            "retry_delay_ms": 542,
+            "error_status": 500,
+            "error": "server_error",
+        }
+    )
     assert isinstance(retry, ApiRetryMessage) and retry.error_status == 500
 
-    task = parse_message({"type": "system", "subtype": "task_updated", "task_id": "t",
-                          "patch": {"status": "completed"}})
+    task = parse_message(
+        {
+            "type": "system",
+            "subtype": "task_updated",
+            "task_id": "t",
+            "patch": {"status": "completed"},
+        }
+    )
     assert isinstance(task, TaskMessage) and task.status == "completed"
 
 
 def test_control_messages() -> None:
-    req = parse_message({"type": "control_request", "request_id": "r1",
-                         "request": {"subtype": "can_use_tool", "tool_name": "Bash"}})
+    req = parse_message(
+        {
+            "type": "control_request",
+            "request_id": "r1",
+            "request": {"subtype": "can_use_tool", "tool_name": "Bash"},
+        }
+    )
     assert isinstance(req, ControlRequest) and req.subtype == "can_use_tool"
-    err = parse_message({"type": "control_response", "response": {
-        "subtype": "error", "request_id": "r2", "error": "Unsupported", "error_code": "unsupported_request"}})
-    assert isinstance(err, ControlResponse) and err.error_code == "unsupported_request" and err.response == {}
+    err = parse_message(
+        {
+            "type": "control_response",
+            "response": {
+                "subtype": "error",
+                "request_id": "r2",
+                "error": "Unsupported",
+                "error_code": "unsupported_request",
+            },
+        }
+    )
+    assert (
+        isinstance(err, ControlResponse)
+        and err.error_code == "unsupported_request"
+        and err.response == {}
+    )
 
 
 @pytest.mark.parametrize("kind", sorted(KNOWN_TYPES - {"system"}))
@@ -208,29 +300,36 @@ def test_every_known_system_subtype_is_recognised(subtype: str) -> None:
     assert isinstance(m, SystemMessage) and m.known
 
 
-@pytest.mark.parametrize("raw", [
-    {"type": "brand_new_type", "payload": [1, 2]},
-    {"type": "system", "subtype": "brand_new_subtype"},
-    {"no_type": True},
-    {"type": 5},
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"type": "brand_new_type", "payload": [1, 2]},
+        {"type": "system", "subtype": "brand_new_subtype"},
+        {"no_type": True},
+        {"type": 5},
+    ],
+)
 def test_unknown_passes_through_unharmed(raw: dict) -> None:
     m = parse_message(raw)
     assert isinstance(m, Message) and not m.known and m.raw == raw
 
 
-@pytest.mark.parametrize("raw", [
-    {"type": "assistant", "message": "not a dict"},
-    {"type": "user", "message": {"content": 7}},
-    {"type": "result", "usage": [], "errors": "x", "num_turns": "3"},
-    {"type": "stream_event", "event": None},
-    {"type": "control_response", "response": None},
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"type": "assistant", "message": "not a dict"},
+        {"type": "user", "message": {"content": 7}},
+        {"type": "result", "usage": [], "errors": "x", "num_turns": "3"},
+        {"type": "stream_event", "event": None},
+        {"type": "control_response", "response": None},
+    ],
+)
 def test_malformed_fields_degrade_never_raise(raw: dict) -> None:
     assert parse_message(raw).raw == raw
 
 
 # --- builders -------------------------------------------------------------------------------
+
 
 def test_user_message_and_image_blocks() -> None:
     png = b"\x89PNG\r\n\x1a\n" + b"rest"

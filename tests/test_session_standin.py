@@ -22,14 +22,16 @@ STANDIN = Path(__file__).parent / "support" / "standin_cli.py"
 async def standin(tmp_path: Path) -> AsyncIterator[Callable[..., Session]]:
     sessions: list[Session] = []
     wrapper = tmp_path / "claude"
-    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} {STANDIN} \"$@\"\n")
+    wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} {STANDIN} "$@"\n')
     wrapper.chmod(0o755)
 
     def make(turns: list[list[dict[str, Any]]] | None = None, **options: Any) -> Session:
         env = dict(options.pop("env", {}))
         if turns is not None:
             script = tmp_path / f"script{len(sessions)}.jsonl"
-            script.write_text("\n---\n".join("\n".join(json.dumps(i) for i in t) for t in turns) + "\n")
+            script.write_text(
+                "\n---\n".join("\n".join(json.dumps(i) for i in t) for t in turns) + "\n"
+            )
             env["STANDIN_SCRIPT"] = str(script)
         session = Session(cli_path=str(wrapper), env=env, **options)
         sessions.append(session)
@@ -43,8 +45,14 @@ async def standin(tmp_path: Path) -> AsyncIterator[Callable[..., Session]]:
 async def test_garbage_and_invalid_utf8_are_reported_and_the_turn_completes(standin) -> None:
     bad: list[tuple[bytes, ProtocolError]] = []
     session = standin(
-        [[{"__raw__": "npm WARN something"}, {"__bytes_hex__": "7b2261223a22ff227d"},
-          {"__raw__": "[1, 2]"}, {"__deltas__": 3, "text": "ok "}]],
+        [
+            [
+                {"__raw__": "npm WARN something"},
+                {"__bytes_hex__": "7b2261223a22ff227d"},
+                {"__raw__": "[1, 2]"},
+                {"__deltas__": 3, "text": "ok "},
+            ]
+        ],
         on_bad_line=lambda line, err: bad.append((line, err)),
     )
     result = await session.query("go")
@@ -59,8 +67,13 @@ async def test_64_mib_line_is_delivered_whole(standin) -> None:
     size = 64 * 1024 * 1024 - 512  # the whole JSON line stays within the 64 MiB default
     session = standin([[{"__big_text__": size}]])
     turn = await session.send("big")
-    lengths = [len(b.text) for m in [m async for m in turn.events()] if isinstance(m, AssistantMessage)
-               for b in m.content if hasattr(b, "text")]
+    lengths = [
+        len(b.text)
+        for m in [m async for m in turn.events()]
+        if isinstance(m, AssistantMessage)
+        for b in m.content
+        if hasattr(b, "text")
+    ]
     assert lengths == [size]
     assert not (await turn.result()).is_error
 
@@ -69,7 +82,8 @@ async def test_line_over_the_maximum_is_an_error_event_and_the_session_survives(
     bad: list[ProtocolError] = []
     session = standin(
         [[{"__big_text__": 5000}, {"__deltas__": 2, "text": "fine "}]],
-        max_line_bytes=4096, on_bad_line=lambda line, err: bad.append(err),
+        max_line_bytes=4096,
+        on_bad_line=lambda line, err: bad.append(err),
     )
     result = await session.query("go")
     assert result.text == "fine fine " and not result.is_error
@@ -91,8 +105,11 @@ async def test_cli_exit_mid_turn_ends_it_with_exit_code_then_restarts_with_resum
 
 
 async def test_stalled_cli_control_request_times_out_and_stop_escalates(standin) -> None:
-    session = standin([[{"__deltas__": 1}, {"__stall__": True}], [{"__deltas__": 1, "text": "back"}]],
-                      control_timeout=0.5, interrupt_grace=0.5)
+    session = standin(
+        [[{"__deltas__": 1}, {"__stall__": True}], [{"__deltas__": 1, "text": "back"}]],
+        control_timeout=0.5,
+        interrupt_grace=0.5,
+    )
     turn = await session.send("stall")
     async for m in turn.events():
         if m.raw.get("status") == "stalled":
@@ -104,12 +121,17 @@ async def test_stalled_cli_control_request_times_out_and_stop_escalates(standin)
     result = await turn.result()
     assert result.interrupted and result.is_error
     import psutil
-    assert pid is not None and not psutil.pid_exists(pid) or psutil.Process(pid).status() == "zombie"
+
+    assert (
+        pid is not None and not psutil.pid_exists(pid) or psutil.Process(pid).status() == "zombie"
+    )
     assert (await session.query("after")).text == "back"  # restarted
 
 
 async def test_interrupt_ends_turn_and_queued_turn_runs_next(standin) -> None:
-    session = standin([[{"__deltas__": 10_000, "delay": 0.001}], [{"__deltas__": 1, "text": "second"}]])
+    session = standin(
+        [[{"__deltas__": 10_000, "delay": 0.001}], [{"__deltas__": 1, "text": "second"}]]
+    )
     first = await session.send("one")
     second = await session.send("two")
     async for m in first.events():
@@ -132,7 +154,9 @@ async def test_set_model_before_and_after_start(standin) -> None:
     assert session.model == "opus"
 
 
-async def test_transcript_redacts_email_and_leaves_out_stream_events(standin, tmp_path: Path) -> None:
+async def test_transcript_redacts_email_and_leaves_out_stream_events(
+    standin, tmp_path: Path
+) -> None:
     path = tmp_path / "t.jsonl"
     session = standin([[{"__deltas__": 2}]], transcript=path)
     await session.query("hi")
@@ -147,6 +171,7 @@ async def test_transcript_redacts_email_and_leaves_out_stream_events(standin, tm
 
 async def test_closed_session_refuses_turns(standin) -> None:
     from byre_jupyter import SessionClosedError
+
     session = standin([[{"__deltas__": 1}]])
     await session.close()
     with pytest.raises(SessionClosedError):

@@ -27,7 +27,11 @@ PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dont
 
 
 def control_request(request_id: str, subtype: str, **fields: Any) -> dict[str, Any]:
-    return {"type": "control_request", "request_id": request_id, "request": {"subtype": subtype, **fields}}
+    return {
+        "type": "control_request",
+        "request_id": request_id,
+        "request": {"subtype": subtype, **fields},
+    }
 
 
 def initialize_request(
@@ -46,7 +50,11 @@ def initialize_request(
 def success_response(request_id: str, response: Mapping[str, Any] | None = None) -> dict[str, Any]:
     return {
         "type": "control_response",
-        "response": {"subtype": "success", "request_id": request_id, "response": dict(response or {})},
+        "response": {
+            "subtype": "success",
+            "request_id": request_id,
+            "response": dict(response or {}),
+        },
     }
 
 
@@ -87,7 +95,11 @@ def image_block(data: bytes, media_type: str | None = None) -> dict[str, Any]:
         raise ValueError("not a PNG, JPEG, GIF or WebP image")
     return {
         "type": "image",
-        "source": {"type": "base64", "media_type": media_type, "data": base64.b64encode(data).decode()},
+        "source": {
+            "type": "base64",
+            "media_type": media_type,
+            "data": base64.b64encode(data).decode(),
+        },
     }
 
 

@@ -330,9 +330,9 @@ class ResultMessage(Message):
 
     @property
     def interrupted(self) -> bool:
-        return self.subtype == "error_during_execution" or (
-            self.terminal_reason or ""
-        ).startswith("aborted")
+        return self.subtype == "error_during_execution" or (self.terminal_reason or "").startswith(
+            "aborted"
+        )
 
 
 @dataclass(**_FROZEN)

@@ -31,10 +31,18 @@ class PermissionRequest:
         return cls(
             tool_name=str(request.get("tool_name", "")),
             input=tool_input if isinstance(tool_input, Mapping) else {},
-            tool_use_id=request.get("tool_use_id") if isinstance(request.get("tool_use_id"), str) else None,
-            description=request.get("description") if isinstance(request.get("description"), str) else None,
-            suggestions=tuple(s for s in suggestions if isinstance(s, Mapping)) if isinstance(suggestions, list) else (),
-            blocked_path=request.get("blocked_path") if isinstance(request.get("blocked_path"), str) else None,
+            tool_use_id=request.get("tool_use_id")
+            if isinstance(request.get("tool_use_id"), str)
+            else None,
+            description=request.get("description")
+            if isinstance(request.get("description"), str)
+            else None,
+            suggestions=tuple(s for s in suggestions if isinstance(s, Mapping))
+            if isinstance(suggestions, list)
+            else (),
+            blocked_path=request.get("blocked_path")
+            if isinstance(request.get("blocked_path"), str)
+            else None,
             raw=request,
         )
 
@@ -47,7 +55,9 @@ class Allow:
     def to_wire(self, request: PermissionRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
             "behavior": "allow",
-            "updatedInput": dict(self.updated_input if self.updated_input is not None else request.input),
+            "updatedInput": dict(
+                self.updated_input if self.updated_input is not None else request.input
+            ),
         }
         if self.updated_permissions:
             body["updatedPermissions"] = [dict(p) for p in self.updated_permissions]

@@ -36,7 +36,6 @@ from ..protocol import (
     Message,
     ResultMessage,
     image_block,
-    initialize_request,
     sniff_image_type,
     user_message,
 )
@@ -159,7 +158,9 @@ class Session:
     def models(self) -> tuple[Mapping[str, Any], ...]:
         """The models the CLI offers (``initialize`` response ``models[]``), after start."""
         models = self.server_info.get("models")
-        return tuple(m for m in models if isinstance(m, Mapping)) if isinstance(models, list) else ()
+        return (
+            tuple(m for m in models if isinstance(m, Mapping)) if isinstance(models, list) else ()
+        )
 
     @property
     def capabilities(self) -> frozenset[str]:
@@ -248,7 +249,9 @@ class Session:
         except ControlError as e:
             await self._teardown(kill=True)
             code = transport.returncode
-            raise CLIProcessError(f"the CLI did not initialize: {e}", code, transport.stderr_tail) from e
+            raise CLIProcessError(
+                f"the CLI did not initialize: {e}", code, transport.stderr_tail
+            ) from e
         # After a fork the new conversation continues as a plain session.
         if self._fork_at is not None:
             self._fork_at = self._resume = None
@@ -394,7 +397,9 @@ class Session:
             log.warning("byre: turn did not end %.1fs after interrupt; killing the CLI", grace)
             await self._teardown(kill=True)
             # The EOF handler ends the turn; make sure, in case it already ran.
-            turn._finish(None, CLIProcessError("stopped: the CLI did not answer the interrupt", None, ""))
+            turn._finish(
+                None, CLIProcessError("stopped: the CLI did not answer the interrupt", None, "")
+            )
         return still
 
     async def set_model(self, model: str | None) -> str | None:
@@ -410,7 +415,9 @@ class Session:
 
     async def set_permission_mode(self, mode: str) -> None:
         if self._channel is not None and self.running:
-            await self._channel.request("set_permission_mode", timeout=self.control_timeout, mode=mode)
+            await self._channel.request(
+                "set_permission_mode", timeout=self.control_timeout, mode=mode
+            )
         self.permission_mode = mode
         if self.can_use_tool.__name__ == "decide":  # the default policy follows the mode
             self.can_use_tool = default_policy(mode)
@@ -461,7 +468,8 @@ class Session:
                 self.model_in_use: str | None = message.model
         turn = self._active
         if turn is None or (
-            isinstance(message, ResultMessage) and message.origin_kind == "task-notification"
+            isinstance(message, ResultMessage)
+            and message.origin_kind == "task-notification"
             and turn is not self._background
         ):
             turn = self._background_turn()

@@ -149,7 +149,7 @@ class Turn:
             text=text,
             session_id=(result.session_id if result else None) or self.session.session_id,
             is_error=error is not None or (result.is_error if result else True),
-            interrupted=interrupted or aborted and result is None,
+            interrupted=interrupted or (aborted and result is None),
             cost_usd=result.total_cost_usd if result else None,
             usage=result.usage if result else {},
             duration_ms=result.duration_ms if result else None,

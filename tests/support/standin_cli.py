@@ -47,8 +47,19 @@ def write(obj: object) -> None:
 def load_turns() -> list[list[dict]]:
     path = os.environ.get("STANDIN_SCRIPT")
     if not path:
-        return [[{"type": "assistant", "message": {"id": "m1", "model": "standin", "role": "assistant",
-                  "content": [{"type": "text", "text": "standin reply"}]}}]]
+        return [
+            [
+                {
+                    "type": "assistant",
+                    "message": {
+                        "id": "m1",
+                        "model": "standin",
+                        "role": "assistant",
+                        "content": [{"type": "text", "text": "standin reply"}],
+                    },
+                }
+            ]
+        ]
     turns: list[list[dict]] = [[]]
     with open(path, encoding="utf-8") as f:
         for line in f:
@@ -61,15 +72,32 @@ def load_turns() -> list[list[dict]]:
 
 
 def result(text: str, subtype: str = "success", is_error: bool = False) -> dict:
-    return {"type": "result", "subtype": subtype, "is_error": is_error, "result": text,
-            "session_id": SESSION, "num_turns": 1, "duration_ms": 1, "total_cost_usd": 0.0,
-            "usage": {"input_tokens": 1, "output_tokens": 1}}
+    return {
+        "type": "result",
+        "subtype": subtype,
+        "is_error": is_error,
+        "result": text,
+        "session_id": SESSION,
+        "num_turns": 1,
+        "duration_ms": 1,
+        "total_cost_usd": 0.0,
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
 
 
 def replay(items: list[dict]) -> None:
     interrupted.clear()
-    write({"type": "system", "subtype": "init", "session_id": SESSION, "model": "standin",
-           "tools": [], "mcp_servers": [], "capabilities": ["interrupt_receipt_v1"]})
+    write(
+        {
+            "type": "system",
+            "subtype": "init",
+            "session_id": SESSION,
+            "model": "standin",
+            "tools": [],
+            "mcp_servers": [],
+            "capabilities": ["interrupt_receipt_v1"],
+        }
+    )
     text = ""
     ended = False
     for item in items:
@@ -82,9 +110,19 @@ def replay(items: list[dict]) -> None:
             write(bytes.fromhex(item["__bytes_hex__"]) + b"\n")
         elif "__big_text__" in item:
             text = "x" * int(item["__big_text__"])
-            write({"type": "assistant", "session_id": SESSION, "parent_tool_use_id": None,
-                   "message": {"id": "big", "model": "standin", "role": "assistant",
-                               "content": [{"type": "text", "text": text}]}})
+            write(
+                {
+                    "type": "assistant",
+                    "session_id": SESSION,
+                    "parent_tool_use_id": None,
+                    "message": {
+                        "id": "big",
+                        "model": "standin",
+                        "role": "assistant",
+                        "content": [{"type": "text", "text": text}],
+                    },
+                }
+            )
         elif "__stall__" in item:
             stalled.set()  # stop writing here, and stop answering on the main thread
             write({"type": "system", "subtype": "status", "status": "stalled"})
@@ -94,20 +132,48 @@ def replay(items: list[dict]) -> None:
         elif "__deltas__" in item:
             tok = item.get("text", "tok ")
             msg_id = item.get("id", "msg_standin")
-            write({"type": "stream_event", "session_id": SESSION, "parent_tool_use_id": None,
-                   "event": {"type": "message_start", "message": {"id": msg_id, "model": "standin"}}})
+            write(
+                {
+                    "type": "stream_event",
+                    "session_id": SESSION,
+                    "parent_tool_use_id": None,
+                    "event": {
+                        "type": "message_start",
+                        "message": {"id": msg_id, "model": "standin"},
+                    },
+                }
+            )
             for _ in range(int(item["__deltas__"])):
                 if interrupted.is_set():
                     break
-                write({"type": "stream_event", "session_id": SESSION, "parent_tool_use_id": None,
-                       "event": {"type": "content_block_delta", "index": 0,
-                                 "delta": {"type": "text_delta", "text": tok}}})
+                write(
+                    {
+                        "type": "stream_event",
+                        "session_id": SESSION,
+                        "parent_tool_use_id": None,
+                        "event": {
+                            "type": "content_block_delta",
+                            "index": 0,
+                            "delta": {"type": "text_delta", "text": tok},
+                        },
+                    }
+                )
                 if item.get("delay"):
                     time.sleep(float(item["delay"]))
             text = tok * int(item["__deltas__"])
-            write({"type": "assistant", "session_id": SESSION, "parent_tool_use_id": None,
-                   "message": {"id": msg_id, "model": "standin", "role": "assistant",
-                               "content": [{"type": "text", "text": text}]}})
+            write(
+                {
+                    "type": "assistant",
+                    "session_id": SESSION,
+                    "parent_tool_use_id": None,
+                    "message": {
+                        "id": msg_id,
+                        "model": "standin",
+                        "role": "assistant",
+                        "content": [{"type": "text", "text": text}],
+                    },
+                }
+            )
         else:
             item = dict(item)
             item.setdefault("session_id", SESSION)
@@ -138,17 +204,54 @@ def main() -> None:
             rid = msg.get("request_id")
             sub = req.get("subtype")
             if sub == "initialize":
-                body = {"models": [{"value": "default", "displayName": "Default"},
-                                   {"value": "sonnet", "displayName": "Sonnet"}],
-                        "account": {"email": "person@example.com"}, "pid": os.getpid()}
-                write({"type": "control_response", "response": {"subtype": "success", "request_id": rid, "response": body}})
+                body = {
+                    "models": [
+                        {"value": "default", "displayName": "Default"},
+                        {"value": "sonnet", "displayName": "Sonnet"},
+                    ],
+                    "account": {"email": "person@example.com"},
+                    "pid": os.getpid(),
+                }
+                write(
+                    {
+                        "type": "control_response",
+                        "response": {"subtype": "success", "request_id": rid, "response": body},
+                    }
+                )
             elif sub == "interrupt":
                 interrupted.set()
-                write({"type": "control_response", "response": {"subtype": "success", "request_id": rid, "response": {"still_queued": []}}})
+                write(
+                    {
+                        "type": "control_response",
+                        "response": {
+                            "subtype": "success",
+                            "request_id": rid,
+                            "response": {"still_queued": []},
+                        },
+                    }
+                )
             elif sub == "set_model":
-                write({"type": "control_response", "response": {"subtype": "success", "request_id": rid, "response": {"model": req.get("model")}}})
+                write(
+                    {
+                        "type": "control_response",
+                        "response": {
+                            "subtype": "success",
+                            "request_id": rid,
+                            "response": {"model": req.get("model")},
+                        },
+                    }
+                )
             else:
-                write({"type": "control_response", "response": {"subtype": "error", "request_id": rid, "error": f"unsupported: {sub}"}})
+                write(
+                    {
+                        "type": "control_response",
+                        "response": {
+                            "subtype": "error",
+                            "request_id": rid,
+                            "error": f"unsupported: {sub}",
+                        },
+                    }
+                )
         elif msg.get("type") == "user":
             if worker is not None:
                 worker.join()

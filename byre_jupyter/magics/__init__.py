@@ -1,0 +1,65 @@
+"""The notebook integration: ``%load_ext byre_jupyter``.
+
+``load_ipython_extension`` only registers (the magics, the ``%%claude`` input transformer, the
+``Claude`` config class); ``unload_ipython_extension`` closes every session, so ``%reload_ext``
+works.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+
+from .config import Claude
+from .extension import ClaudeExtension
+from .magics import ClaudeMagics
+from .transform import transform_claude_cell
+
+__all__ = [
+    "Claude",
+    "ClaudeExtension",
+    "cell",
+    "load_ipython_extension",
+    "unload_ipython_extension",
+]
+
+_EXTENSION: ClaudeExtension | None = None
+_MAGICS: ClaudeMagics | None = None
+
+
+def load_ipython_extension(shell: InteractiveShell) -> None:
+    global _EXTENSION, _MAGICS
+    if _EXTENSION is not None:
+        return
+    _EXTENSION = ClaudeExtension(shell)
+    _MAGICS = ClaudeMagics(shell, _EXTENSION)
+    shell.register_magics(_MAGICS)
+    if transform_claude_cell not in shell.input_transformers_cleanup:
+        shell.input_transformers_cleanup.append(transform_claude_cell)
+    if _EXTENSION.config not in shell.configurables:
+        shell.configurables.append(_EXTENSION.config)
+
+
+def unload_ipython_extension(shell: InteractiveShell) -> None:
+    global _EXTENSION, _MAGICS
+    if transform_claude_cell in shell.input_transformers_cleanup:
+        shell.input_transformers_cleanup.remove(transform_claude_cell)
+    ext, _EXTENSION, _MAGICS = _EXTENSION, None, None
+    if ext is None:
+        return
+    shell.configurables[:] = [c for c in shell.configurables if c is not ext.config]
+    ext._schedule(ext.close())
+
+
+async def cell(line: str, body: str) -> None:
+    """What a transformed ``%%claude`` cell awaits."""
+    if _MAGICS is None:
+        raise UsageError("byre_jupyter is not loaded: run %load_ext byre_jupyter")
+    await _MAGICS.run(line, body)
+    return None
+
+
+def extension() -> Any:
+    return _EXTENSION

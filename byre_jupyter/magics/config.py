@@ -1,0 +1,63 @@
+"""``Claude``: the traitlets configuration of the notebook integration.
+
+Settable with ``%config Claude.model = "sonnet"`` in a notebook or ``c.Claude.model = ...`` in
+``ipython_config.py``. Every trait is read when a session is created (and ``model`` /
+``permission_mode`` are pushed to running sessions when changed).
+"""
+
+from __future__ import annotations
+
+from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode, Union
+from traitlets.config import Configurable
+
+__all__ = ["Claude"]
+
+PERMISSION_MODES = ["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"]
+
+
+class Claude(Configurable):
+    """Claude Code in Jupyter (byre_jupyter)."""
+
+    cli_path = Unicode(
+        None, allow_none=True,
+        help="Path of the `claude` executable. Default: $BYRE_CLAUDE_PATH, then `claude` on PATH.",
+    ).tag(config=True)  # fmt: skip
+    model = Unicode(
+        None, allow_none=True, help="Model for new sessions (alias like 'sonnet' or a full id)."
+    ).tag(config=True)
+    permission_mode = Enum(
+        PERMISSION_MODES, default_value="default",
+        help="How the CLI asks before tools run: default (ask), acceptEdits, plan, "
+        "bypassPermissions.",
+    ).tag(config=True)  # fmt: skip
+    cwd = Unicode(
+        None, allow_none=True, help="Working directory of the CLI. Default: the kernel's cwd."
+    ).tag(config=True)
+    env = Dict(
+        key_trait=Unicode(), value_trait=Unicode(),
+        help="Extra environment variables for the CLI (added to the kernel's environment).",
+    ).tag(config=True)  # fmt: skip
+    extra_args = List(Unicode(), help="Extra command-line arguments for the CLI.").tag(config=True)
+    live = Union(
+        [Bool(), Enum(["auto"])], default_value="auto",
+        help="Live widgets while a turn runs: True, False, or 'auto' (only in a JupyterLab/"
+        "Notebook frontend; headless runs such as nbclient or papermill get static output only).",
+    ).tag(config=True)  # fmt: skip
+    python_tool = Enum(
+        ["ask", "allow", "deny"], default_value="ask",
+        help="Claude's in-kernel `python` tool: ask before each run, allow, or deny.",
+    ).tag(config=True)  # fmt: skip
+    headless_permission = Enum(
+        ["deny", "allow"], default_value="deny",
+        help="Answer to permission prompts when nobody can click (headless runs).",
+    ).tag(config=True)  # fmt: skip
+    interrupt_grace = Float(
+        3.0, help="Seconds a turn may take to end after Stop or ■ before the CLI is killed."
+    ).tag(config=True)
+    transcripts = Unicode(
+        None, allow_none=True,
+        help="Folder to write a transcript per session ({dir, msg} lines); None: off.",
+    ).tag(config=True)  # fmt: skip
+    max_line_mb = Int(64, help="Largest stdout line accepted from the CLI, in MiB.").tag(
+        config=True
+    )

@@ -1,0 +1,156 @@
+"""Where output goes: live widgets, a streaming static slot, or a terminal.
+
+The choice (``Claude.live``): widgets only when a JupyterLab/Notebook frontend sent the cell —
+its execute_request metadata carries ``recordTiming``/``deletedCells``, which nbclient and
+papermill never send — so headless runs create no widget state at all. Without widgets, the
+same ``display_id`` slot shows the static bundle, refreshed a few times a second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+from IPython.display import DisplayHandle, display
+
+from ..ui import LiveView, TerminalPrinter, TurnView, static_outputs
+from ..ui.blocks import BlockView
+from ..ui.coalesce import Coalescer
+
+__all__ = ["Surface", "frontend_kind", "make_surface"]
+
+
+class Surface(Protocol):
+    def set_models(self, models: Sequence[str], value: str | None) -> None: ...
+    def update(self, changed: Sequence[BlockView]) -> None: ...
+    def finish(self) -> None: ...
+
+
+def frontend_kind(shell: Any) -> str:
+    """``"lab"`` (a widget-capable Jupyter frontend), ``"headless"`` (a kernel with another
+    client, e.g. nbclient), or ``"terminal"`` (plain IPython, no kernel)."""
+    kernel = getattr(shell, "kernel", None)
+    if kernel is None:
+        return "terminal"
+    forced = os.environ.get("BYRE_LIVE")
+    if forced in ("0", "1"):
+        return "lab" if forced == "1" else "headless"
+    try:
+        parent = kernel.get_parent("shell")
+    except TypeError:  # older ipykernel signature
+        parent = kernel.get_parent()
+    metadata = parent.get("metadata", {}) if isinstance(parent, Mapping) else {}
+    if isinstance(metadata, Mapping) and ("recordTiming" in metadata or "deletedCells" in metadata):
+        return "lab"
+    return "headless"
+
+
+def _publish_static(view: TurnView, handle: DisplayHandle, *, update: bool) -> None:
+    outputs = static_outputs(view)
+    data, metadata = outputs[0]
+    if update:
+        handle.update(data, metadata=metadata, raw=True)
+    else:
+        handle.display(data, metadata=metadata, raw=True)
+    return None
+
+
+class WidgetSurface:
+    """A LiveView in a display_id slot, replaced by the static bundle at the end."""
+
+    def __init__(
+        self,
+        view: TurnView,
+        *,
+        models: Sequence[str],
+        on_stop: Callable[[], None],
+        on_model: Callable[[str], None],
+        loop: asyncio.AbstractEventLoop,
+    ) -> None:
+        self.view = view
+        self.live = LiveView(view, models=models, on_stop=on_stop, on_model=on_model, loop=loop)
+        self.handle = DisplayHandle()
+        self.handle.display(self.live.widget)
+
+    def set_models(self, models: Sequence[str], value: str | None) -> None:
+        self.live.set_models(models, value)
+
+    def update(self, changed: Sequence[BlockView]) -> None:
+        self.live.update(changed)
+
+    def finish(self) -> None:
+        try:
+            self.live.finish()
+            outputs = static_outputs(self.view)
+            data, metadata = outputs[0]
+            self.handle.update(data, metadata=metadata, raw=True)
+            for extra_data, extra_metadata in outputs[1:]:
+                display(extra_data, metadata=extra_metadata, raw=True)
+        finally:
+            self.live.close()
+
+
+class StaticSurface:
+    """No widgets: the static bundle in a display_id slot, refreshed ~4 times a second."""
+
+    def __init__(
+        self, view: TurnView, *, loop: asyncio.AbstractEventLoop, interval: float = 0.25
+    ) -> None:
+        self.view = view
+        self.handle = DisplayHandle()
+        _publish_static(view, self.handle, update=False)
+        self._coalescer = Coalescer(
+            loop, lambda _ids: _publish_static(view, self.handle, update=True), interval
+        )
+
+    def set_models(self, models: Sequence[str], value: str | None) -> None:
+        return None
+
+    def update(self, changed: Sequence[BlockView]) -> None:
+        if changed:
+            self._coalescer.mark([b.id for b in changed])
+
+    def finish(self) -> None:
+        self._coalescer.close()
+        outputs = static_outputs(self.view)
+        data, metadata = outputs[0]
+        self.handle.update(data, metadata=metadata, raw=True)
+        for extra_data, extra_metadata in outputs[1:]:
+            display(extra_data, metadata=extra_metadata, raw=True)
+
+
+class TerminalSurface:
+    """Plain IPython: print the stream as it grows."""
+
+    def __init__(self, view: TurnView) -> None:
+        self.view = view
+        self.printer = TerminalPrinter()
+
+    def set_models(self, models: Sequence[str], value: str | None) -> None:
+        return None
+
+    def update(self, changed: Sequence[BlockView]) -> None:
+        self.printer.update(self.view, changed)
+
+    def finish(self) -> None:
+        self.printer.update(self.view, list(self.view.walk()))
+
+
+def make_surface(
+    kind: str,
+    live: bool | str,
+    view: TurnView,
+    *,
+    models: Sequence[str],
+    on_stop: Callable[[], None],
+    on_model: Callable[[str], None],
+    loop: asyncio.AbstractEventLoop,
+) -> Surface:
+    if kind == "terminal":
+        return TerminalSurface(view)
+    widgets = live is True or (live == "auto" and kind == "lab")
+    if widgets:
+        return WidgetSurface(view, models=models, on_stop=on_stop, on_model=on_model, loop=loop)
+    return StaticSurface(view, loop=loop)

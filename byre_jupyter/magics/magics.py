@@ -1,0 +1,322 @@
+"""``%%claude`` and ``%claude``: parse arguments, delegate to the extension.
+
+Bad input always raises exactly :class:`~IPython.core.error.UsageError` (a short red message,
+no traceback), before anything is sent, and leaves the session untouched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.display import HTML, Markdown, display
+
+from ..errors import ByreError
+from ..transport import find_cli
+from .extension import ClaudeExtension
+from .inputs import resolve_image
+from .runner import TurnRequest, run_turn
+
+__all__ = ["ClaudeMagics", "parse_cell_args"]
+
+SUBCOMMANDS = {
+    "sessions": "list sessions (name, state, model, conversation id, turns, cost)",
+    "model": "model [NAME] [-s SESSION]: show or switch the model",
+    "new": "new [NAME]: start a fresh conversation in a session",
+    "stop": "stop [NAME]: interrupt the running turn",
+    "close": "close [NAME]: end a session and its CLI process",
+    "resume": "resume [NAME] [ID]: continue an earlier conversation (e.g. after a kernel restart)",
+    "usage": "usage: cost and tokens per session",
+    "transcript": "transcript [NAME]: the last turn of a session as text",
+    "doctor": "doctor: check the CLI, login and kernel, each with a fix",
+    "help": "help: this list",
+}
+
+
+@magic_arguments()
+@argument(
+    "-s", "--session", default="default", help="Session name (several conversations side by side)."
+)
+@argument("-m", "--model", default=None, help="Switch the session to this model before the turn.")
+@argument("--new", action="store_true", help="Start a fresh conversation in this session.")
+@argument(
+    "-i",
+    "--image",
+    action="append",
+    default=[],
+    metavar="PATH_OR_VAR",
+    help="Attach an image: a file, or a variable holding PNG/JPEG bytes, a PIL image, a "
+    "matplotlib figure or an IPython.display.Image. Repeatable.",
+)
+@argument(
+    "-o", "--out", default=None, metavar="VAR", help="Store the turn's result in this variable."
+)
+@argument("--bg", action="store_true", help="Run in the background: the cell returns at once.")
+def _cell_args(line: str, cell: str | None = None) -> None:
+    """Talk to Claude Code. The cell body is the prompt; the conversation carries across cells.
+
+    Examples::
+
+        %%claude
+        Explain what the dataframe `df` holds.
+
+        %%claude -s review -m sonnet -i plot.png
+        Is this chart misleading?
+    """
+
+
+def parse_cell_args(line: str) -> Any:
+    try:
+        args = parse_argstring(_cell_args, line)
+    except UsageError:
+        raise
+    except (ValueError, SystemExit) as e:  # shlex errors, argparse exits
+        raise UsageError(f"%%claude: {e}") from None
+    if args.out is not None and not args.out.isidentifier():
+        raise UsageError(f"-o {args.out!r}: not a valid variable name")
+    if not args.session or not args.session.replace("-", "_").isidentifier():
+        raise UsageError(f"-s {args.session!r}: session names are letters, digits, - and _")
+    return args
+
+
+@magics_class
+class ClaudeMagics(Magics):
+    def __init__(self, shell: Any, ext: ClaudeExtension) -> None:
+        super().__init__(shell)
+        self.ext = ext
+
+    # -- %%claude -----------------------------------------------------------------------
+
+    @cell_magic("claude")
+    def claude_cell(self, line: str, cell: str) -> None:
+        """Fallback when the input transformer did not run (e.g. ``run_cell_magic``)."""
+        coro = self.run(line, cell)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            from IPython.core.async_helpers import get_asyncio_loop
+
+            get_asyncio_loop().run_until_complete(coro)
+            return
+        task = loop.create_task(coro)
+        self.ext.background.add(task)
+        task.add_done_callback(self.ext.background.discard)
+
+    claude_cell.__doc__ = _cell_args.__doc__
+
+    async def run(self, line: str, body: str) -> None:
+        args = parse_cell_args(line)
+        prompt = body.strip()
+        if not prompt:
+            raise UsageError(
+                "%%claude: the cell is empty; write the prompt below the %%claude line"
+            )
+        images = [resolve_image(spec, self.shell.user_ns) for spec in args.image]
+        session = self.ext.session(args.session, new=args.new)
+        if args.model:
+            try:
+                await session.set_model(None if args.model == "default" else args.model)
+            except ByreError as e:
+                raise UsageError(f"-m {args.model}: {e}") from None
+        request = TurnRequest(session=session, prompt=prompt, images=images, out=args.out)
+        if args.bg:
+            task = asyncio.get_running_loop().create_task(run_turn(self.ext, request))
+            self.ext.background.add(task)
+            task.add_done_callback(self.ext.background.discard)
+            return
+        await run_turn(self.ext, request)
+
+    # -- %claude ------------------------------------------------------------------------
+
+    @line_magic("claude")
+    def claude_line(self, line: str) -> Any:
+        """%claude SUBCOMMAND: sessions, model, new, stop, close, resume, usage, transcript,
+        doctor, help."""
+        try:
+            words = shlex.split(line)
+        except ValueError as e:
+            raise UsageError(f"%claude: {e}") from None
+        if not words:
+            words = ["help"]
+        command, rest = words[0], words[1:]
+        handler = getattr(self, f"_cmd_{command}", None)
+        if command not in SUBCOMMANDS or handler is None:
+            raise UsageError(
+                f"%claude: unknown subcommand {command!r}. Try: {', '.join(SUBCOMMANDS)}"
+            )
+        return handler(rest)
+
+    def _one_name(self, rest: list[str], command: str) -> str:
+        if len(rest) > 1:
+            raise UsageError(f"%claude {command}: at most one session name")
+        return rest[0] if rest else "default"
+
+    def _existing(self, name: str) -> Any:
+        session = self.ext.manager.peek(name)
+        if session is None:
+            raise UsageError(f"no session named {name!r}; see %claude sessions")
+        return session
+
+    def _cmd_help(self, rest: list[str]) -> None:
+        rows = "".join(
+            f"<tr><td><code>%claude {k}</code></td><td>{html.escape(v)}</td></tr>"
+            for k, v in SUBCOMMANDS.items()
+        )
+        display(HTML(f"<table>{rows}</table>"))
+
+    def _cmd_sessions(self, rest: list[str]) -> None:
+        lines = [
+            "| session | state | model | conversation | turns | cost |",
+            "|---|---|---|---|---|---|",
+        ]
+        for s in self.ext.manager:
+            state = (
+                "closed" if s.closed else "busy" if s.busy else "running" if s.running else "idle"
+            )
+            lines.append(
+                f"| {s.name} | {state} | {s.model or 'default'} | `{s.session_id}` | "
+                f"{s.turns_completed} | ${s.total_cost_usd:.4f} |"
+            )
+        if len(lines) == 2:
+            lines.append("| *(none yet: run a %%claude cell)* | | | | | |")
+        display(Markdown("\n".join(lines)))
+
+    def _cmd_model(self, rest: list[str]) -> str | None:
+        name = "default"
+        if "-s" in rest:
+            i = rest.index("-s")
+            if i + 1 >= len(rest):
+                raise UsageError("%claude model: -s needs a session name")
+            name = rest[i + 1]
+            rest = rest[:i] + rest[i + 2 :]
+        session = self.ext.session(name)
+        if not rest:
+            return session.model or "default"
+        if len(rest) > 1:
+            raise UsageError("%claude model: one model name")
+        model = None if rest[0] == "default" else rest[0]
+        session.model = model  # the running CLI is switched on the loop
+        if session.running:
+            self.ext._schedule(session.set_model(model))
+        return None
+
+    def _cmd_new(self, rest: list[str]) -> None:
+        name = self._one_name(rest, "new")
+        self.ext.session(name, new=True)
+        print(f"session {name!r}: fresh conversation")
+
+    def _cmd_stop(self, rest: list[str]) -> None:
+        session = self._existing(self._one_name(rest, "stop"))
+        if not session.busy:
+            print(f"session {session.name!r} is idle")
+            return
+        self.ext._schedule(session.interrupt())
+
+    def _cmd_close(self, rest: list[str]) -> None:
+        name = self._one_name(rest, "close")
+        self._existing(name)
+        self.ext._schedule(self.ext.manager.drop(name))
+
+    def _cmd_resume(self, rest: list[str]) -> None:
+        if len(rest) > 2:
+            raise UsageError("%claude resume [NAME] [ID]")
+        name = rest[0] if rest else "default"
+        session = self.ext.resume(name, rest[1] if len(rest) > 1 else None)
+        print(f"session {name!r} resumes conversation {session.session_id}")
+
+    def _cmd_usage(self, rest: list[str]) -> None:
+        lines = [
+            "| session | turns | cost (USD) | input tokens | output tokens |",
+            "|---|---|---|---|---|",
+        ]
+        for s in self.ext.manager:
+            u = s.usage_totals
+            lines.append(
+                f"| {s.name} | {s.turns_completed} | {s.total_cost_usd:.4f} | "
+                f"{u.get('input_tokens', 0) + u.get('cache_read_input_tokens', 0)} | "
+                f"{u.get('output_tokens', 0)} |"
+            )
+        display(Markdown("\n".join(lines)))
+
+    def _cmd_transcript(self, rest: list[str]) -> None:
+        from ..ui import terminal_text
+
+        name = self._one_name(rest, "transcript")
+        view = self.ext.views.get(name)
+        if view is None:
+            raise UsageError(f"no turn yet in session {name!r}")
+        print(terminal_text(view, max_lines=10_000))
+
+    def _cmd_doctor(self, rest: list[str]) -> None:
+        display(Markdown(doctor_report(self.ext)))
+
+
+def doctor_report(ext: ClaudeExtension) -> str:
+    rows: list[tuple[str, bool, str]] = []
+    try:
+        path = find_cli(ext.config.cli_path)
+        try:
+            version = subprocess.run(
+                [path, "--version"], capture_output=True, text=True, timeout=20
+            ).stdout.strip()
+            rows.append(("Claude CLI", True, f"`{path}` ({version})"))
+        except (OSError, subprocess.TimeoutExpired) as e:
+            rows.append(("Claude CLI", False, f"`{path}` does not run: {e}. Reinstall it."))
+    except ByreError as e:
+        rows.append(("Claude CLI", False, str(e)))
+    env = {**os.environ, **ext.config.env}
+    home = os.path.expanduser("~")
+    if env.get("ANTHROPIC_API_KEY") or env.get("CLAUDE_CODE_OAUTH_TOKEN"):
+        base = env.get("ANTHROPIC_BASE_URL")
+        where = f" (API at {base})" if base else ""
+        rows.append(("Credentials", True, f"API key or token in the environment{where}"))
+    elif os.path.exists(os.path.join(home, ".claude", ".credentials.json")):
+        rows.append(("Credentials", True, "Claude login found (~/.claude/.credentials.json)"))
+    else:
+        rows.append(
+            (
+                "Credentials",
+                False,
+                "no login and no ANTHROPIC_API_KEY: run `claude` once in a terminal and "
+                "log in, or set ANTHROPIC_API_KEY",
+            )
+        )
+    try:
+        import ipykernel
+
+        version = ipykernel.__version__
+        major, minor = (int(x) for x in version.split(".")[:2])
+        ok = (major, minor) >= (7, 4)
+        rows.append(
+            (
+                "ipykernel",
+                ok,
+                version
+                if ok
+                else f"{version}: Stop and the model menu need ipykernel >= 7.4 "
+                "(`pip install -U ipykernel`)",
+            )
+        )
+    except ImportError:
+        rows.append(("ipykernel", False, "not installed: `pip install ipykernel`"))
+    rows.append(
+        (
+            "Node.js (for npm installs)",
+            shutil.which("node") is not None,
+            shutil.which("node") or "not found; only needed to install the CLI with npm",
+        )
+    )
+    rows.append(("Frontend", True, ext.frontend()))
+    rows.append(("Python", True, sys.version.split()[0]))
+    lines = ["| check | | detail |", "|---|---|---|"]
+    lines += [f"| {name} | {'✅' if ok else '❌'} | {detail} |" for name, ok, detail in rows]
+    return "\n".join(lines)

@@ -1,0 +1,30 @@
+"""The input transformer that makes ``%%claude`` cells async cells.
+
+A cell starting with ``%%claude`` becomes one line,
+``await __import__("byre_jupyter.magics", fromlist=["cell"]).cell(LINE, BODY)``, before IPython's
+own cell-magic handling sees it. ipykernel then runs it on its async-cell path, where comm
+messages (widget clicks) are still dispatched and ■ arrives as ``CancelledError``
+(kernel-mechanics.md, TL;DR point 1). ``%%claude?`` is left alone so help still works.
+"""
+
+from __future__ import annotations
+
+__all__ = ["transform_claude_cell"]
+
+_PREFIX = "%%claude"
+
+
+def transform_claude_cell(lines: list[str]) -> list[str]:
+    if not lines:
+        return lines
+    first = lines[0]
+    if not first.startswith(_PREFIX):
+        return lines
+    rest = first[len(_PREFIX) :]
+    if rest and not rest[0].isspace():  # %%claude? (help) or %%claudesomething (another magic)
+        return lines
+    line = rest.strip()
+    body = "".join(lines[1:])
+    return [
+        f'await __import__("byre_jupyter.magics", fromlist=["cell"]).cell({line!r}, {body!r})\n'
+    ]
