@@ -13,6 +13,8 @@ import pytest
 from byre_jupyter import Session
 from byre_jupyter.scripted import ScriptedAPI
 
+from support.rig import cli_env_for, tiny_png  # noqa: F401  (re-exported for tests)
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -54,23 +56,6 @@ def api() -> Iterator[ScriptedAPI]:
         server.stop()
 
 
-def cli_env_for(api_url: str, home: Path, **extra: str) -> dict[str, str]:
-    """The environment a test CLI runs in: offline, isolated HOME/TMPDIR, no retries."""
-    home.mkdir(parents=True, exist_ok=True)
-    env = {
-        "HOME": str(home),
-        "TMPDIR": str(home),
-        "ANTHROPIC_BASE_URL": api_url,
-        "ANTHROPIC_API_KEY": "test",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "DISABLE_AUTOUPDATER": "1",
-        "CLAUDE_CODE_MAX_RETRIES": "0",
-        "IS_SANDBOX": "1",  # as root, bypassPermissions needs it
-    }
-    env.update(extra)
-    return env
-
-
 @pytest.fixture
 def cli_env(api: ScriptedAPI, tmp_path: Path) -> dict[str, str]:
     return cli_env_for(api.url, tmp_path / "home")
@@ -104,26 +89,6 @@ def workdir(tmp_path: Path) -> Path:
     path = tmp_path / "work"
     path.mkdir(exist_ok=True)
     return path
-
-
-def tiny_png(width: int = 4, height: int = 4, rgb: tuple[int, int, int] = (200, 30, 30)) -> bytes:
-    """A valid PNG made with zlib/struct only."""
-    import struct
-    import zlib
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return (
-            struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-        )
-
-    raw = b"".join(b"\x00" + bytes(rgb) * width for _ in range(height))
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(raw))
-        + chunk(b"IEND", b"")
-    )
 
 
 def which(name: str) -> str | None:

@@ -1,0 +1,133 @@
+"""A small driver for a real ipykernel over jupyter_client, acting like a minimal frontend.
+
+It executes cells, collects their iopub outputs, applies ``update_display_data`` to outputs with
+the same ``display_id`` (as JupyterLab does), can interrupt the kernel, and keeps listening after
+a cell's reply (for ``--bg`` turns that update their cell later).
+"""
+
+from __future__ import annotations
+
+import queue
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from jupyter_client.manager import KernelManager
+
+
+@dataclass
+class CellRun:
+    msg_id: str
+    outputs: list[dict[str, Any]] = field(default_factory=list)
+    reply: dict[str, Any] | None = None
+    idle: bool = False
+    iopub_count: int = 0
+
+    def texts(self) -> str:
+        parts = []
+        for out in self.outputs:
+            if out["output_type"] == "stream":
+                parts.append(out["text"])
+            elif out["output_type"] in ("display_data", "execute_result"):
+                parts.append(out["data"].get("text/markdown") or out["data"].get("text/plain", ""))
+            elif out["output_type"] == "error":
+                parts.append(f"{out['ename']}: {out['evalue']}")
+        return "\n".join(parts)
+
+    def mimetypes(self) -> set[str]:
+        return {k for o in self.outputs for k in o.get("data", {})}
+
+
+class KernelDriver:
+    def __init__(self, env: Mapping[str, str], cwd: str) -> None:
+        self.km = KernelManager(kernel_name="python3")
+        self.km.start_kernel(env=dict(env), cwd=cwd)
+        self.kc = self.km.blocking_client()
+        self.kc.start_channels()
+        self.kc.wait_for_ready(timeout=60)
+        self.runs: dict[str, CellRun] = {}
+        self._display_owner: dict[str, CellRun] = {}
+
+    def close(self) -> None:
+        self.kc.stop_channels()
+        self.km.shutdown_kernel(now=False)
+
+    def kernel_pid(self) -> int:
+        provisioner = self.km.provisioner
+        assert provisioner is not None
+        return provisioner.process.pid  # type: ignore[attr-defined,no-any-return]
+
+    def submit(self, code: str) -> CellRun:
+        msg_id = self.kc.execute(code)
+        run = CellRun(msg_id)
+        self.runs[msg_id] = run
+        return run
+
+    def run(self, code: str, timeout: float = 120) -> CellRun:
+        run = self.submit(code)
+        try:
+            self.wait(lambda: run.idle and run.reply is not None, timeout)
+        except TimeoutError:
+            raise TimeoutError(f"cell did not finish in {timeout} s: {code[:60]!r}; "
+                               f"outputs so far: {run.texts()[-2000:]!r}") from None
+        return run
+
+    def wait(self, condition: Callable[[], bool], timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError("kernel condition not met in time")
+            self.pump(min(remaining, 0.5))
+
+    def pump(self, timeout: float) -> None:
+        try:
+            msg = self.kc.get_iopub_msg(timeout=timeout)
+        except queue.Empty:
+            msg = None
+        if msg is not None:
+            self._handle(msg)
+        while True:
+            try:
+                reply = self.kc.get_shell_msg(timeout=0)
+            except queue.Empty:
+                break
+            run = self.runs.get(reply["parent_header"].get("msg_id"))
+            if run is not None:
+                run.reply = reply["content"]
+
+    def _handle(self, msg: dict[str, Any]) -> None:
+        kind = msg["msg_type"]
+        content = msg["content"]
+        run = self.runs.get(msg["parent_header"].get("msg_id"))
+        if kind == "update_display_data":
+            owner = self._display_owner.get(content.get("transient", {}).get("display_id", ""))
+            if owner is not None:
+                owner.iopub_count += 1
+                display_id = content["transient"]["display_id"]
+                for out in owner.outputs:
+                    if out.get("display_id") == display_id:
+                        out["data"], out["metadata"] = content["data"], content.get("metadata", {})
+            return
+        if run is None:
+            return
+        run.iopub_count += 1
+        if kind == "status" and content["execution_state"] == "idle":
+            run.idle = True
+        elif kind == "stream":
+            run.outputs.append({"output_type": "stream", "name": content["name"], "text": content["text"]})
+        elif kind in ("display_data", "execute_result"):
+            out = {"output_type": kind, "data": content["data"], "metadata": content.get("metadata", {})}
+            display_id = content.get("transient", {}).get("display_id")
+            if display_id:
+                out["display_id"] = display_id
+                self._display_owner[display_id] = run
+            run.outputs.append(out)
+        elif kind == "error":
+            run.outputs.append({"output_type": "error", "ename": content["ename"], "evalue": content["evalue"]})
+        elif kind == "clear_output":
+            run.outputs.clear()
+
+    def interrupt(self) -> None:
+        self.km.interrupt_kernel()
