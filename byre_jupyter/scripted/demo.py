@@ -18,6 +18,7 @@ last user message carries tool results  the follow-up for that tool (never the t
                                         python tool → quotes the result text; Agent →
                                         summarises the subagent's report; other → quotes it
 first user message has SUBAGENT_TASK    (the subagent's own request) ToolUse Bash ``ls``
+user attached image blocks             "I can see the N image(s) you attached"
 ``agent`` / ``subagent``                ToolUse Agent (general-purpose, foreground) with
                                         prompt ``SUBAGENT_TASK: list files``
 ``python`` / ``kernel``                 ToolUse ``mcp__byre__python`` (``python_tool``)
@@ -115,9 +116,22 @@ def _banner(body: str) -> str:
     return f"{BANNER}\n\n{body}"
 
 
+_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
+
+
 def _word(req: ScriptedRequest, *words: str) -> bool:
-    text = req.last_user_text
+    # Only the user's own words: the CLI adds <system-reminder> blocks (CLAUDE.md files, skills)
+    # to the same message, and their words must not trigger a scripted tool call.
+    text = _REMINDER.sub("", req.last_user_text)
     return any(re.search(rf"\b{re.escape(w)}", text, re.IGNORECASE) for w in words)
+
+
+def _attached_images(req: ScriptedRequest) -> int:
+    """How many image blocks the user attached to the last message (not tool results)."""
+    message = req.last_user_message or {}
+    content = message.get("content")
+    blocks = content if isinstance(content, list) else []
+    return sum(1 for b in blocks if isinstance(b, dict) and b.get("type") == "image")
 
 
 def _png_path(text: str) -> str:
@@ -187,6 +201,18 @@ def demo_script(python_tool: str = DEFAULT_PYTHON_TOOL) -> Script:
         if SUBAGENT_MARKER in req.last_user_text:
             return _tool_call(
                 "Listing the files.", "Bash", {"command": "ls", "description": "List files"}
+            )
+        if _attached_images(req):
+            count = _attached_images(req)
+            return Reply(
+                Text(
+                    _banner(
+                        f"I can see the {count} image{'s' if count > 1 else ''} you attached. "
+                        "(A real model would describe it here.)"
+                    ),
+                    chunk=CHUNK,
+                    delay=FAST_DELAY,
+                )
             )
         if _word(req, "agent", "subagent"):
             return _tool_call(

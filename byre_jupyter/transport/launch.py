@@ -33,7 +33,7 @@ def find_cli(configured: str | None = None, env: Mapping[str, str] | None = None
     for origin, path in candidates:
         resolved = shutil.which(path) if os.sep not in path else path
         if resolved and os.path.isfile(resolved) and os.access(resolved, os.X_OK):
-            return resolved
+            return os.path.abspath(resolved)  # the CLI may run in another cwd
         raise CLINotFoundError(f"{origin} {path!r} is not an executable file")
     found = shutil.which("claude", path=env.get("PATH"))
     if found:
