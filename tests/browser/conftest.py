@@ -1,0 +1,124 @@
+"""Fixtures for browser tests: one JupyterLab server and one headless Chromium per test run.
+
+    def test_something(lab):                      # a fresh Lab tab (LabPage), closed after
+        lab.open_notebook(new_notebook("print(1)"))
+        lab.run_cell(0)
+        assert "1" in lab.output_text(0)
+
+Every test under tests/browser/ is marked ``browser`` automatically. Kernel environment:
+override the session fixture ``lab_server_env`` in a conftest (it is passed to the server, so
+every kernel inherits it), pass ``kernel_env=`` to ``LabPage.open_notebook`` for one notebook,
+or start another server with ``harness.lab_server(tmp_dir, extra_env)``.
+
+Chromium is Debian's /usr/bin/chromium (./dev setup installs it). Without it the browser
+tests are skipped, except under CI, where that is an error.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Generator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .harness import ARTIFACTS, LabPage, LabServer, chromium_available, launch_chromium
+
+HERE = Path(__file__).resolve().parent
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").lower() not in ("", "0", "false", "no")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if HERE in Path(item.path).resolve().parents:
+            item.add_marker(pytest.mark.browser)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    rep = yield
+    setattr(item, f"_byre_rep_{rep.when}", rep)  # read by the `lab` fixture's teardown
+    return rep
+
+
+@pytest.fixture(scope="session")
+def lab_server_env() -> dict[str, str]:
+    """Extra environment for the session's Lab server and its kernels. Override to extend."""
+    return {}
+
+
+# The server and the browser are package-scoped: one per run of tests/browser, torn down when
+# its last test ends. For Playwright that is required, not just tidy: the sync API drives its
+# asyncio loop from a greenlet, so while it is alive asyncio believes a loop is running on the
+# main thread, and asyncio.run()/pytest-asyncio in later test modules fail with "cannot be
+# called from a running event loop". For the same reason browser tests must be sync functions.
+@pytest.fixture(scope="package")
+def lab_server(
+    tmp_path_factory: pytest.TempPathFactory, lab_server_env: dict[str, str]
+) -> Iterator[LabServer]:
+    server = LabServer(tmp_path_factory.mktemp("lab"), lab_server_env)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="package")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A Playwright BrowserContext on headless /usr/bin/chromium with a fresh profile."""
+    if not chromium_available():
+        msg = "/usr/bin/chromium is missing (./dev setup installs it with apt-get)"
+        if _in_ci():
+            pytest.fail(msg + "; CI must run the browser tests", pytrace=False)
+        pytest.skip(msg)
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError as e:
+        if _in_ci():
+            pytest.fail(f"playwright is not importable: {e}", pytrace=False)
+        pytest.skip(f"playwright is not importable: {e}")
+    with sync_playwright() as pw:
+        ctx = launch_chromium(pw, tmp_path_factory.mktemp("chromium-profile"))
+        try:
+            yield ctx
+        finally:
+            ctx.close()
+
+
+@pytest.fixture
+def lab(request: pytest.FixtureRequest, browser: Any, lab_server: LabServer) -> Iterator[LabPage]:
+    """A new tab on JupyterLab (fresh workspace). On failure a screenshot, the page's console
+    and the iopub log are left in tests/artifacts/."""
+    lp = LabPage(browser.new_page(), lab_server)
+    try:
+        lp.goto_lab()
+        yield lp
+    finally:
+        rep = getattr(request.node, "_byre_rep_call", None)
+        if rep is not None and rep.failed:
+            _dump_failure(request.node.nodeid, lp)
+        lp.close()
+
+
+def _dump_failure(nodeid: str, lp: LabPage) -> None:
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", nodeid)[-120:]
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    try:
+        lp.screenshot(f"failed-{stem}.png")
+    except Exception as e:  # best effort: the test already failed
+        lp.console.append(f"(screenshot failed: {e})")
+    try:
+        iopub: Any = lp.iopub_messages() if lp.path else []
+    except Exception as e:
+        iopub = f"(unavailable: {e})"
+    (ARTIFACTS / f"failed-{stem}.txt").write_text(
+        "console:\n" + "\n".join(lp.console) + f"\n\niopub:\n{iopub}\n\n{lp.server.log_tail(80)}\n"
+    )
