@@ -7,6 +7,11 @@ works.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import signal
+import sys
+import threading
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -57,7 +62,37 @@ async def cell(line: str, body: str) -> None:
     """What a transformed ``%%claude`` cell awaits."""
     if _MAGICS is None:
         raise UsageError("byre_jupyter is not loaded: run %load_ext byre_jupyter")
+    _wake_loop_on_signals()
     await _MAGICS.run(line, body)
+    return None
+
+
+_WAKEUP_SET = False
+
+
+def _wake_loop_on_signals() -> None:
+    """Make ■ reach a cell that awaits in silence.
+
+    ipykernel's SIGINT handler cancels the cell's task but does not wake the event loop
+    (ipykernel#881, still so in 7.4): a turn waiting on a quiet model would notice ■ only at the
+    next stdout line. Registering any asyncio signal handler installs the loop's wakeup fd, so
+    every signal, SIGINT included, wakes the selector; measured: ■ → CancelledError in ~0.03 s
+    instead of whenever the next event arrives.
+    """
+    global _WAKEUP_SET
+    if (
+        _WAKEUP_SET
+        or sys.platform == "win32"
+        or threading.current_thread() is not threading.main_thread()
+    ):
+        return
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+        loop.add_signal_handler(signal.SIGWINCH, _noop)
+        _WAKEUP_SET = True
+
+
+def _noop() -> None:
     return None
 
 
