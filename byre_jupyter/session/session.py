@@ -114,6 +114,7 @@ class Session:
         self.server_info: Mapping[str, Any] = {}  # the initialize response
         self.last_init: InitMessage | None = None
         self.bad_lines: deque[tuple[bytes, ProtocolError]] = deque(maxlen=50)
+        self.idle_messages: deque[Message] = deque(maxlen=100)
         self.unknown_messages = 0
         self.turns_completed = 0
         self.total_cost_usd = 0.0
@@ -444,8 +445,11 @@ class Session:
             permission_mode=self.permission_mode, env=self.env, extra_args=self.extra_args,
         )  # fmt: skip
         settings.update(options)
-        session = Session(name or f"{self.name}-fork", resume=self.session_id, **settings)
-        session._fork_at = at or ""
+        # fork_at goes to the constructor so the fork gets a fresh session id (else it would
+        # launch with --session-id=<the original's id> and --fork-session).
+        session = Session(
+            name or f"{self.name}-fork", resume=self.session_id, fork_at=at or None, **settings
+        )
         if not at:  # fork the whole history: --resume --fork-session with a new id
             session._fork_at = None
             session._resume = self.session_id
@@ -467,6 +471,14 @@ class Session:
             if message.model:
                 self.model_in_use: str | None = message.model
         turn = self._active
+        if turn is None and self._background is None and not isinstance(message, InitMessage):
+            # Between turns, only a system/init opens a turn the CLI starts by itself (a
+            # background task finished). Anything else is an idle message, e.g. set_model's
+            # replayed "Set model to ..." user line: kept for inspection, never a turn the
+            # queue would wait on forever.
+            self.idle_messages.append(message)
+            log.debug("byre: %s message between turns kept as idle", message.type)
+            return
         if turn is None or (
             isinstance(message, ResultMessage)
             and message.origin_kind == "task-notification"
