@@ -8,9 +8,11 @@ directory and session name) so ``%claude resume`` can continue after a kernel re
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +21,9 @@ from IPython.core.interactiveshell import InteractiveShell
 from ..session import Deny, PermissionRequest, Session, SessionManager, TurnResult
 from ..session.permissions import NO_APPROVER, Allow
 from ..ui import TurnView
+from ..ui.approval import ApprovalDecision, describe_tool_request
 from .config import Claude
-from .frontend import frontend_kind
+from .frontend import Surface, frontend_kind
 
 __all__ = ["ClaudeExtension"]
 
@@ -35,6 +38,8 @@ class ClaudeExtension:
         self.config = Claude(parent=shell)
         self.manager = SessionManager(self._new_session)
         self.views: dict[str, TurnView] = {}
+        self.surfaces: dict[str, Surface] = {}
+        self.always_allowed: dict[str, set[str]] = {}
         self.results: dict[str, TurnResult] = {}
         self.background: set[Any] = set()
         self.config.observe(self._config_changed, names=["model", "permission_mode"])
@@ -60,7 +65,7 @@ class ClaudeExtension:
             "interrupt_grace": cfg.interrupt_grace,
             "max_line_bytes": cfg.max_line_mb * 1024 * 1024,
             "transcript": transcript,
-            "can_use_tool": self._decide_permission,
+            "can_use_tool": functools.partial(self._decide_permission, name),
         }
         settings.update(options)
         return Session(name, **settings)
@@ -86,11 +91,56 @@ class ClaudeExtension:
             self._schedule(old.close())
         return self.manager.add(self._new_session(name, resume=session_id))
 
-    async def _decide_permission(self, request: PermissionRequest) -> Allow | Deny:
-        """Until an in-cell approval card is attached: the configured headless answer."""
-        if self.config.headless_permission == "allow":
+    async def _decide_permission(self, name: str, request: PermissionRequest) -> Allow | Deny:
+        """Answer the CLI's can_use_tool: byre's own tools decide for themselves (the python
+        tool has its own policy); otherwise ask in the cell, or follow the headless policy."""
+        if request.tool_name.startswith("mcp__byre__"):
             return Allow()
-        return Deny(NO_APPROVER.format(tool=request.tool_name))
+        decision = await self.ask(name, request.tool_name, request.input)
+        if decision is None:
+            return Deny(NO_APPROVER.format(tool=request.tool_name))
+        if decision.allowed:
+            return Allow()
+        reason = decision.reason or "The user denied this tool call."
+        return Deny(reason)
+
+    async def ask(
+        self, name: str, tool_name: str, tool_input: Mapping[str, Any]
+    ) -> ApprovalDecision | None:
+        """Show an approval card in the session's running cell and wait for the click.
+
+        Returns None when nobody can answer (a headless run): the caller applies its policy.
+        "Always allow" is remembered per session and tool. Every decision is also written
+        into the turn's view, so it stays in the static output.
+        """
+        view = self.views.get(name)
+        title, _detail = describe_tool_request(tool_name, tool_input)
+        if tool_name in self.always_allowed.get(name, set()):
+            if view is not None:
+                view.add_notice("approved", f"{title} (always allowed in this session)")
+            return ApprovalDecision("allow")
+        surface = self.surfaces.get(name)
+        card = surface.ask(tool_name, tool_input) if surface is not None else None
+        if card is None:
+            if self.config.headless_permission == "allow":
+                if view is not None:
+                    view.add_notice("approved", f"{title} (headless policy: allow)")
+                return ApprovalDecision("allow")
+            if view is not None:
+                view.add_notice("permission", f"{title}: nobody can approve here (headless)")
+            return None
+        decision = await card.decision
+        if decision.choice == "always":
+            self.always_allowed.setdefault(name, set()).add(tool_name)
+        if view is not None and surface is not None:
+            if decision.allowed:
+                how = "always, in this session" if decision.choice == "always" else "once"
+                view.add_notice("approved", f"{title} (allowed {how})")
+            else:
+                why = f": {decision.reason}" if decision.reason else ""
+                view.add_notice("permission", f"{title}{why}")
+            surface.update(list(view.walk()))
+        return decision
 
     def _config_changed(self, change: Any) -> None:
         for session in self.manager:

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from IPython.display import DisplayHandle, display
 
 from ..ui import LiveView, TerminalPrinter, TurnView, static_outputs
+from ..ui.approval import ApprovalCard
 from ..ui.blocks import BlockView
 from ..ui.coalesce import Coalescer
 
@@ -26,6 +27,8 @@ class Surface(Protocol):
     def set_models(self, models: Sequence[str], value: str | None) -> None: ...
     def update(self, changed: Sequence[BlockView]) -> None: ...
     def finish(self) -> None: ...
+    def ask(self, tool_name: str, tool_input: Mapping[str, Any]) -> ApprovalCard | None: ...
+    def reject_pending(self, reason: str) -> None: ...
 
 
 def frontend_kind(shell: Any) -> str:
@@ -68,11 +71,39 @@ class WidgetSurface:
         on_stop: Callable[[], None],
         on_model: Callable[[str], None],
         loop: asyncio.AbstractEventLoop,
+        permission_mode: str | None = None,
+        on_permission_mode: Callable[[str], None] | None = None,
     ) -> None:
         self.view = view
-        self.live = LiveView(view, models=models, on_stop=on_stop, on_model=on_model, loop=loop)
+        self.loop = loop
+        self.live = LiveView(
+            view,
+            models=models,
+            on_stop=on_stop,
+            on_model=on_model,
+            loop=loop,
+            permission_mode=permission_mode,
+            on_permission_mode=on_permission_mode,
+        )
+        self.pending: list[ApprovalCard] = []
         self.handle = DisplayHandle()
         self.handle.display(self.live.widget)
+
+    def ask(self, tool_name: str, tool_input: Mapping[str, Any]) -> ApprovalCard | None:
+        card = ApprovalCard(tool_name, tool_input, loop=self.loop, own=self.live.own)
+        self.pending.append(card)
+        card.decision.add_done_callback(lambda _f: self._settled(card))
+        self.live.show_extra(card.widget)
+        return card
+
+    def _settled(self, card: ApprovalCard) -> None:
+        if card in self.pending:
+            self.pending.remove(card)
+        self.live.hide_extra(card.widget)
+
+    def reject_pending(self, reason: str) -> None:
+        for card in list(self.pending):
+            card.reject(reason)
 
     def set_models(self, models: Sequence[str], value: str | None) -> None:
         self.live.set_models(models, value)
@@ -81,6 +112,7 @@ class WidgetSurface:
         self.live.update(changed)
 
     def finish(self) -> None:
+        self.reject_pending("The turn ended before an answer.")
         try:
             self.live.finish()
             outputs = static_outputs(self.view)
@@ -108,6 +140,12 @@ class StaticSurface:
     def set_models(self, models: Sequence[str], value: str | None) -> None:
         return None
 
+    def ask(self, tool_name: str, tool_input: Mapping[str, Any]) -> ApprovalCard | None:
+        return None  # headless: nobody to click; the configured policy answers
+
+    def reject_pending(self, reason: str) -> None:
+        return None
+
     def update(self, changed: Sequence[BlockView]) -> None:
         if changed:
             self._coalescer.mark([b.id for b in changed])
@@ -131,6 +169,12 @@ class TerminalSurface:
     def set_models(self, models: Sequence[str], value: str | None) -> None:
         return None
 
+    def ask(self, tool_name: str, tool_input: Mapping[str, Any]) -> ApprovalCard | None:
+        return None
+
+    def reject_pending(self, reason: str) -> None:
+        return None
+
     def update(self, changed: Sequence[BlockView]) -> None:
         self.printer.update(self.view, changed)
 
@@ -147,10 +191,20 @@ def make_surface(
     on_stop: Callable[[], None],
     on_model: Callable[[str], None],
     loop: asyncio.AbstractEventLoop,
+    permission_mode: str | None = None,
+    on_permission_mode: Callable[[str], None] | None = None,
 ) -> Surface:
     if kind == "terminal":
         return TerminalSurface(view)
     widgets = live is True or (live == "auto" and kind == "lab")
     if widgets:
-        return WidgetSurface(view, models=models, on_stop=on_stop, on_model=on_model, loop=loop)
+        return WidgetSurface(
+            view,
+            models=models,
+            on_stop=on_stop,
+            on_model=on_model,
+            loop=loop,
+            permission_mode=permission_mode,
+            on_permission_mode=on_permission_mode,
+        )
     return StaticSurface(view, loop=loop)

@@ -53,7 +53,19 @@ async def run_turn(ext: ClaudeExtension, request: TurnRequest) -> TurnResult | N
     view.model = session.model or "default"
 
     def on_stop() -> None:
+        surface.reject_pending("Stopped by the user.")
         ext._schedule(_quiet(session.interrupt()))
+
+    def on_permission_mode(mode: str) -> None:
+        async def switch() -> None:
+            try:
+                await session.set_permission_mode(mode)
+                view.add_notice("info", f"Permission mode: {mode}")
+            except ByreError as e:
+                view.add_notice("error", f"permission mode change failed: {e}")
+            surface.update(list(view.walk()))
+
+        ext._schedule(switch())
 
     def on_model(name: str) -> None:
         async def switch() -> None:
@@ -73,8 +85,11 @@ async def run_turn(ext: ClaudeExtension, request: TurnRequest) -> TurnResult | N
         on_stop=on_stop,
         on_model=on_model,
         loop=loop,
+        permission_mode=session.permission_mode or "default",
+        on_permission_mode=on_permission_mode,
     )
     ext.views[session.name] = view
+    ext.surfaces[session.name] = surface
     result: TurnResult | None = None
     try:
         try:
@@ -91,6 +106,7 @@ async def run_turn(ext: ClaudeExtension, request: TurnRequest) -> TurnResult | N
             result = await turn.result()
         except asyncio.CancelledError:
             # Kernel ■ (or the cell's task cancelled): stop the turn gracefully, bounded.
+            surface.reject_pending("Interrupted by the user.")
             result = await _stop_after_cancel(ext, session)
             view.finish(interrupted=True)
         except ByreError as e:
@@ -105,6 +121,8 @@ async def run_turn(ext: ClaudeExtension, request: TurnRequest) -> TurnResult | N
             if request.out:
                 ext.shell.user_ns[request.out] = result
     finally:
+        if ext.surfaces.get(session.name) is surface:
+            del ext.surfaces[session.name]
         surface.finish()
     return result
 

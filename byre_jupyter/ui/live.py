@@ -42,6 +42,7 @@ from byre_jupyter.ui.viewmodel import (
 __all__ = ["LiveView"]
 
 _HEADER_ID = "\x00header"
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 _DONE_MARKS = {"done": "✓", "error": "✗", "interrupted": "■"}
 _PRE = "max-height:20em;overflow:auto;font-size:0.85em;margin:0.2em 0"
@@ -167,6 +168,8 @@ class LiveView:
         loop: LoopLike,
         interval: float = 0.05,
         tick: float = 0.5,
+        permission_mode: str | None = None,
+        on_permission_mode: Callable[[str], None] | None = None,
     ) -> None:
         self._view = view
         self._loop = loop
@@ -193,7 +196,22 @@ class LiveView:
             )
         )
         self._status = self._own(W.HTML())
-        header = self._own(W.HBox((self._name, self._model, self._stop, self._status)))
+        self._on_permission_mode = on_permission_mode
+        controls: list[W.Widget] = [self._name, self._model]
+        self._mode: W.Dropdown | None = None
+        if permission_mode is not None and on_permission_mode is not None:
+            modes = list(dict.fromkeys([*PERMISSION_MODES, permission_mode]))
+            self._mode = self._own(
+                W.Dropdown(
+                    options=modes,
+                    value=permission_mode,
+                    tooltip="Permission mode: when Claude must ask before using a tool",
+                    layout=self._own(W.Layout(width="auto")),
+                )
+            )
+            self._mode.observe(self._mode_changed, names="value")
+            controls.append(self._mode)
+        header = self._own(W.HBox((*controls, self._stop, self._status)))
         self._body = self._own(W.VBox())
         self._root = self._own(W.VBox((header, self._body)))
         self.set_models(models)
@@ -239,6 +257,20 @@ class LiveView:
         finally:
             self._syncing = False
 
+    def own(self, widget: Any) -> Any:
+        """Register a widget made elsewhere (an approval card) so :meth:`close` closes it."""
+        return self._own(widget)
+
+    def show_extra(self, widget: W.Widget) -> None:
+        """Append a widget (an approval card) at the end of the body, now."""
+        if not self._closed:
+            self._body.children = (*self._body.children, widget)
+
+    def hide_extra(self, widget: W.Widget) -> None:
+        """Remove a widget added with :meth:`show_extra` (an answered approval card)."""
+        if not self._closed:
+            self._body.children = tuple(c for c in self._body.children if c is not widget)
+
     def finish(self) -> None:
         """Push the final state now and disable the controls."""
         if self._closed:
@@ -249,6 +281,8 @@ class LiveView:
         self._coalescer.flush_now()
         self._stop.disabled = True
         self._model.disabled = True
+        if self._mode is not None:
+            self._mode.disabled = True
 
     def close(self) -> None:
         """Stop timers and close every widget model this view created."""
@@ -273,6 +307,11 @@ class LiveView:
         new = change.get("new")
         if isinstance(new, str) and new:
             self._loop.call_soon_threadsafe(self._on_model, new)
+
+    def _mode_changed(self, change: dict[str, Any]) -> None:
+        new = change.get("new")
+        if isinstance(new, str) and self._on_permission_mode is not None and not self._closed:
+            self._loop.call_soon_threadsafe(self._on_permission_mode, new)
 
     def _stop_clicked(self, _button: W.Button) -> None:
         self._loop.call_soon_threadsafe(self._stop_on_loop)

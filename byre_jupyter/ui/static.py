@@ -140,7 +140,12 @@ def _html_card(card: ToolCardView, numbers: dict[str, int]) -> str:
 
 
 def _notice_text(notice: NoticeView) -> str:
-    marks = {"error": "Error: ", "retry": "Retry: ", "permission": "Permission denied: "}
+    marks = {
+        "error": "Error: ",
+        "retry": "Retry: ",
+        "permission": "Permission denied: ",
+        "approved": "Approved: ",
+    }
     return marks.get(notice.notice_kind, "") + notice.text
 
 
