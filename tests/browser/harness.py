@@ -577,6 +577,23 @@ class LabPage:
                 raise HarnessError(f"setting kernel_env failed: {status}")
         return path
 
+    def reopen_notebook(self, path: str | None = None, timeout: float = 120.0) -> str:
+        """Reload Lab (fresh workspace, new page state) and open the existing file ``path``
+        (default: the current notebook) without uploading it; waits for an idle kernel."""
+        path = path or self._need_path()
+        self.goto_lab(timeout)
+        self._last_run.clear()
+        self.path = path
+        self.opened.add(path)
+        self._js("return B.open(path);", timeout=timeout, what=f"Lab to reopen {path}")
+        self.wait_for_kernel_idle(timeout)
+        return path
+
+    def wall_clock_offset_ms(self) -> float:
+        """``Date.now() - performance.now()`` in the page: add it to a ``t`` of
+        :meth:`output_states` or :meth:`iopub_messages` to get epoch milliseconds."""
+        return float(self.page.evaluate("() => Date.now() - performance.now()"))
+
     def kernel_status(self) -> str | None:
         return self._js("const k = B.kernel(path); return k ? k.status : null;")  # type: ignore[no-any-return]
 
@@ -662,6 +679,10 @@ class LabPage:
         )
         return self.output_text(i)
 
+    def output_json(self, i: int) -> list[dict[str, Any]]:
+        """Cell ``i``'s outputs as the model holds them (nbformat JSON, what a save writes)."""
+        return list(self._js("return B.cell(path, a0).model.outputs.toJSON();", i))
+
     def output_locator(self, i: int) -> Locator:
         key = self._js("return B.tagOutput(path, a0);", i)
         return self.page.locator(f'[data-byre-output="{key}"]')
@@ -700,6 +721,8 @@ class LabPage:
         """Choose option ``value`` (its visible text) in the dropdown labelled ``label``."""
         out = self.output_locator(i)
         loc = out.get_by_label(label, exact=True)
+        if loc.count() == 0:  # a Dropdown with only a tooltip: <select title="label">
+            loc = out.locator(f"select[title={json.dumps(label)}]")
         if loc.count() == 0:  # ipywidgets without label/for wiring: find by the label text
             loc = out.locator(".widget-dropdown", has=self.page.get_by_text(label, exact=True))
             loc = loc.locator("select")
