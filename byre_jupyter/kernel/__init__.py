@@ -1,0 +1,25 @@
+"""Tools that let Claude work in the user's live kernel (``mcp__byre__python`` and friends).
+
+``kernel_tools(shell, ...)`` returns the ``McpTool`` list for the session's ``byre`` MCP server;
+``PythonRunner.interrupt()`` stops Claude's running code; ``PythonRun`` records each run for the
+notebook's card.
+"""
+
+from .approval import ApprovalDecision, ApproveFn, Policy, PythonApproval
+from .bounded import ToolLimits
+from .runner import PythonRun, PythonRunCancelled, PythonRunner, RunStatus
+from .tools import kernel_tools, run_result
+
+__all__ = [
+    "ApprovalDecision",
+    "ApproveFn",
+    "Policy",
+    "PythonApproval",
+    "PythonRun",
+    "PythonRunCancelled",
+    "PythonRunner",
+    "RunStatus",
+    "ToolLimits",
+    "kernel_tools",
+    "run_result",
+]

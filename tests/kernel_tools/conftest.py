@@ -1,0 +1,57 @@
+"""A real IPython shell for the kernel tools, with a fresh namespace and history per test."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import matplotlib
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+from byre_jupyter.kernel import ApproveFn, PythonRun, PythonRunner, ToolLimits, kernel_tools
+from byre_jupyter.kernel.bounded import DEFAULT_LIMITS
+
+from .helpers import Kit
+
+matplotlib.use("Agg")
+
+
+@pytest.fixture
+def shell() -> Iterator[InteractiveShell]:
+    ip = InteractiveShell.instance()
+    ip.reset(new_session=False)  # type: ignore[no-untyped-call]
+    try:
+        yield ip
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close("all")
+        ip.reset(new_session=False)  # type: ignore[no-untyped-call]
+
+
+@pytest.fixture
+def make_kit(shell: InteractiveShell) -> Callable[..., Kit]:
+    def make(
+        *,
+        policy: str | Callable[[], str] = "allow",
+        approve: ApproveFn | None = None,
+        limits: ToolLimits = DEFAULT_LIMITS,
+    ) -> Kit:
+        runner = PythonRunner(shell, limits=limits)
+        runs: list[PythonRun] = []
+        tools = kernel_tools(
+            shell,
+            approve=approve,
+            policy=policy if callable(policy) else (lambda: policy),
+            on_python_run=runs.append,
+            limits=limits,
+            runner=runner,
+        )
+        return Kit(shell, runner, {t.name: t for t in tools}, runs)
+
+    return make
+
+
+@pytest.fixture
+def kit(make_kit: Callable[..., Kit]) -> Kit:
+    return make_kit()
