@@ -23,7 +23,9 @@ def workdir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def kernel(api: ScriptedAPI, cli_path: str, tmp_path: Path, workdir: Path) -> Iterator[KernelDriver]:
+def kernel(
+    api: ScriptedAPI, cli_path: str, tmp_path: Path, workdir: Path
+) -> Iterator[KernelDriver]:
     env = dict(os.environ)
     env.update(cli_env_for(api.url, tmp_path / "home"))
     env.update(BYRE_CLAUDE_PATH=cli_path, BYRE_STATE_DIR=str(tmp_path / "state"))
@@ -54,7 +56,9 @@ def test_headless_default_policy_denies_and_says_how_to_allow(
     assert "nobody can approve here" in static and "after the tool" in static
 
 
-def test_headless_policy_allow_runs_the_tool(kernel: KernelDriver, api: ScriptedAPI, workdir: Path) -> None:
+def test_headless_policy_allow_runs_the_tool(
+    kernel: KernelDriver, api: ScriptedAPI, workdir: Path
+) -> None:
     script_touch(api, workdir)
     kernel.run("%config Claude.headless_permission = 'allow'")
     run = kernel.run("%%claude\nmake a file")
@@ -62,7 +66,9 @@ def test_headless_policy_allow_runs_the_tool(kernel: KernelDriver, api: Scripted
     assert "headless policy: allow" in run.texts()
 
 
-def test_bypass_permissions_never_asks(kernel: KernelDriver, api: ScriptedAPI, workdir: Path) -> None:
+def test_bypass_permissions_never_asks(
+    kernel: KernelDriver, api: ScriptedAPI, workdir: Path
+) -> None:
     script_touch(api, workdir)
     kernel.run("%config Claude.permission_mode = 'bypassPermissions'")
     run = kernel.run("%%claude\nmake a file")

@@ -18,7 +18,9 @@ from typing import Any
 
 from IPython.core.interactiveshell import InteractiveShell
 
-from ..session import Deny, PermissionRequest, Session, SessionManager, TurnResult
+from ..kernel import ApprovalDecision as PythonDecision
+from ..kernel import PythonApproval, PythonRunner, kernel_tools
+from ..session import Deny, McpServer, PermissionRequest, Session, SessionManager, TurnResult
 from ..session.permissions import NO_APPROVER, Allow
 from ..ui import TurnView
 from ..ui.approval import ApprovalDecision, describe_tool_request
@@ -27,6 +29,10 @@ from .frontend import Surface, frontend_kind
 
 __all__ = ["ClaudeExtension"]
 
+PYTHON_HEADLESS = (
+    "byre_jupyter: running Python in the user's kernel needs approval, and nobody can click "
+    "here (a headless run). The user can allow it with `%config Claude.python_tool = 'allow'`."
+)
 STATE_FILE = (
     Path(os.environ.get("BYRE_STATE_DIR", "~/.byre_jupyter")).expanduser() / "sessions.json"
 )
@@ -40,6 +46,7 @@ class ClaudeExtension:
         self.views: dict[str, TurnView] = {}
         self.surfaces: dict[str, Surface] = {}
         self.always_allowed: dict[str, set[str]] = {}
+        self.python_runner = PythonRunner(shell)
         self.results: dict[str, TurnResult] = {}
         self.background: set[Any] = set()
         self.config.observe(self._config_changed, names=["model", "permission_mode"])
@@ -66,6 +73,7 @@ class ClaudeExtension:
             "max_line_bytes": cfg.max_line_mb * 1024 * 1024,
             "transcript": transcript,
             "can_use_tool": functools.partial(self._decide_permission, name),
+            "mcp_server": self._kernel_server(name),
         }
         settings.update(options)
         return Session(name, **settings)
@@ -90,6 +98,27 @@ class ClaudeExtension:
         if old is not None and not old.closed:
             self._schedule(old.close())
         return self.manager.add(self._new_session(name, resume=session_id))
+
+    def _kernel_server(self, name: str) -> McpServer:
+        """The session's ``byre`` MCP server with Claude's tools on this kernel."""
+        server = McpServer("byre")
+        server.add_tools(
+            kernel_tools(
+                self.shell,
+                approve=functools.partial(self._approve_python, name),
+                policy=lambda: str(self.config.python_tool),
+                runner=self.python_runner,
+            )
+        )
+        return server
+
+    async def _approve_python(self, name: str, request: PythonApproval) -> PythonDecision:
+        decision = await self.ask(name, "mcp__byre__python", {"code": request.code})
+        if decision is None:
+            return PythonDecision.deny(PYTHON_HEADLESS)
+        if decision.allowed:
+            return PythonDecision.allow()
+        return PythonDecision.deny(decision.reason or "The user denied running this code.")
 
     async def _decide_permission(self, name: str, request: PermissionRequest) -> Allow | Deny:
         """Answer the CLI's can_use_tool: byre's own tools decide for themselves (the python

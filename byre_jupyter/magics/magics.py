@@ -23,6 +23,7 @@ from IPython.display import HTML, Markdown, display
 from ..errors import ByreError
 from ..transport import find_cli
 from .extension import ClaudeExtension
+from .handoff import attach_variables, interpolate
 from .inputs import resolve_image
 from .runner import TurnRequest, run_turn
 
@@ -58,11 +59,23 @@ SUBCOMMANDS = {
     "matplotlib figure or an IPython.display.Image. Repeatable.",
 )
 @argument(
+    "-w",
+    "--with",
+    dest="with_vars",
+    default=None,
+    metavar="VARS",
+    help="Attach variables as context, comma-separated: DataFrames as schema + head, arrays as "
+    "shape/dtype/stats, figures and images as pictures, text as text.",
+)
+@argument(
     "-o", "--out", default=None, metavar="VAR", help="Store the turn's result in this variable."
 )
 @argument("--bg", action="store_true", help="Run in the background: the cell returns at once.")
 def _cell_args(line: str, cell: str | None = None) -> None:
     """Talk to Claude Code. The cell body is the prompt; the conversation carries across cells.
+
+    ``{name}`` in the prompt is replaced by the variable's value (``{{`` and ``}}`` are literal
+    braces).
 
     Examples::
 
@@ -120,14 +133,28 @@ class ClaudeMagics(Magics):
             raise UsageError(
                 "%%claude: the cell is empty; write the prompt below the %%claude line"
             )
-        images = [resolve_image(spec, self.shell.user_ns) for spec in args.image]
+        namespace = self.shell.user_ns
+        prompt = interpolate(prompt, namespace)
+        images = [resolve_image(spec, namespace) for spec in args.image]
+        context: list[dict[str, Any]] = []
+        names: list[str] = []
+        if args.with_vars is not None:
+            context, with_images, names = attach_variables(args.with_vars, namespace)
+            images += with_images
         session = self.ext.session(args.session, new=args.new)
         if args.model:
             try:
                 await session.set_model(None if args.model == "default" else args.model)
             except ByreError as e:
                 raise UsageError(f"-m {args.model}: {e}") from None
-        request = TurnRequest(session=session, prompt=prompt, images=images, out=args.out)
+        request = TurnRequest(
+            session=session,
+            prompt=prompt,
+            images=images,
+            out=args.out,
+            extra_blocks=context,
+            context_names=names,
+        )
         if args.bg:
             task = asyncio.get_running_loop().create_task(run_turn(self.ext, request))
             self.ext.background.add(task)

@@ -38,6 +38,7 @@ class TurnRequest:
     out: str | None = None
     background: bool = False
     extra_blocks: Sequence[dict[str, Any]] = field(default_factory=list)
+    context_names: Sequence[str] = ()
 
 
 def _model_values(session: Session) -> list[str]:
@@ -49,11 +50,15 @@ async def run_turn(ext: ClaudeExtension, request: TurnRequest) -> TurnResult | N
     """Show and run one turn; returns its result (None if it could not start)."""
     session = request.session
     loop = asyncio.get_running_loop()
-    view = TurnView(session.name, request.prompt, attached_images=request.images)
+    shown = request.prompt
+    if request.context_names:
+        shown += f"\n(with {', '.join(request.context_names)})"
+    view = TurnView(session.name, shown, attached_images=request.images)
     view.model = session.model or "default"
 
     def on_stop() -> None:
         surface.reject_pending("Stopped by the user.")
+        ext.python_runner.interrupt()
         ext._schedule(_quiet(session.interrupt()))
 
     def on_permission_mode(mode: str) -> None:
@@ -107,6 +112,7 @@ async def run_turn(ext: ClaudeExtension, request: TurnRequest) -> TurnResult | N
         except asyncio.CancelledError:
             # Kernel ■ (or the cell's task cancelled): stop the turn gracefully, bounded.
             surface.reject_pending("Interrupted by the user.")
+            ext.python_runner.interrupt()
             result = await _stop_after_cancel(ext, session)
             view.finish(interrupted=True)
         except ByreError as e:

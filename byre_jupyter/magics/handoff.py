@@ -1,0 +1,97 @@
+"""Data hand-off in the prompt: ``--with df,fig,arr`` and ``{var}`` interpolation.
+
+``--with`` attaches variables as context blocks, described by the same bounded summaries the
+``inspect`` tool gives Claude (DataFrame: schema and head; array: shape, dtype and stats;
+figure or PIL image: a PNG image block; text: the text itself). ``{name}`` in the prompt is
+replaced by ``str(value)`` (dotted names allowed); ``{{`` and ``}}`` are literal braces, and any
+brace group that is not a plain name (``{"a": 1}``, ``{x + 1}``) is left as written. An unknown
+name is a :class:`~IPython.core.error.UsageError`, raised before anything is sent.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from ..kernel import ToolLimits
+from ..kernel.describe import NotFound, describe_object, resolve, visible_names
+
+__all__ = ["attach_variables", "interpolate"]
+
+_FIELD = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\}")
+_MAX_INTERPOLATED = 20_000
+_MAX_TEXT = 20_000
+
+
+def interpolate(prompt: str, namespace: Mapping[str, Any]) -> str:
+    def replace(match: re.Match[str]) -> str:
+        token = match.group(0)
+        if token == "{{":
+            return "{"
+        if token == "}}":
+            return "}"
+        name = match.group(1)
+        try:
+            value = resolve(name, namespace, visible_names(namespace, {}))
+        except NotFound as e:
+            raise UsageError(
+                f"{{{name}}} in the prompt: {e.message} (write {{{{{name}}}}} for literal braces)"
+            ) from None
+        text = str(value)
+        if len(text) > _MAX_INTERPOLATED:
+            text = (
+                text[:_MAX_INTERPOLATED] + f"… ({len(text) - _MAX_INTERPOLATED:,} more characters)"
+            )
+        return text
+
+    return _FIELD.sub(replace, prompt)
+
+
+def attach_variables(
+    spec: str, namespace: Mapping[str, Any], limits: ToolLimits | None = None
+) -> tuple[list[dict[str, Any]], list[tuple[str, bytes]], list[str]]:
+    """``(text blocks, images, names)`` for ``--with a,b,c``."""
+    limits = limits or ToolLimits()
+    names = [n.strip() for n in spec.split(",") if n.strip()]
+    if not names:
+        raise UsageError("--with needs variable names, e.g. --with df,fig")
+    blocks: list[dict[str, Any]] = []
+    images: list[tuple[str, bytes]] = []
+    candidates = visible_names(namespace, {})
+    for name in names:
+        try:
+            value = resolve(name, namespace, candidates)
+        except NotFound as e:
+            raise UsageError(f"--with {name}: {e.message}") from None
+        if isinstance(value, str):
+            text = value if len(value) <= _MAX_TEXT else value[:_MAX_TEXT] + "…"
+            blocks.append({"type": "text", "text": f"Variable `{name}` (str):\n{text}"})
+            continue
+        if isinstance(value, (bytes, bytearray)):
+            from ..protocol import sniff_image_type
+
+            media_type = sniff_image_type(bytes(value))
+            if media_type is None:
+                raise UsageError(f"--with {name}: bytes that are not an image are not supported")
+            images.append((media_type, bytes(value)))
+            blocks.append({"type": "text", "text": f"Variable `{name}`: the image attached."})
+            continue
+        if callable(value) and not hasattr(value, "savefig"):
+            raise UsageError(
+                f"--with {name}: a {type(value).__name__} cannot be attached; use data, "
+                "figures, images or text"
+            )
+        description = describe_object(name, value, limits)
+        if description.is_error:
+            raise UsageError(f"--with {name}: {description.text}")
+        blocks.append(
+            {
+                "type": "text",
+                "text": f"Variable `{name}` from the user's kernel:\n{description.text}",
+            }
+        )
+        images.extend(("image/png", png) for png in description.images)
+    return blocks, images, names
