@@ -21,7 +21,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from ..kernel import ApprovalDecision as PythonDecision
 from ..kernel import PythonApproval, PythonRunner, kernel_tools
 from ..session import Deny, McpServer, PermissionRequest, Session, SessionManager, TurnResult
-from ..session.permissions import NO_APPROVER, Allow
+from ..session.permissions import Allow
 from ..ui import TurnView
 from ..ui.approval import ApprovalDecision, describe_tool_request
 from .config import Claude
@@ -29,6 +29,11 @@ from .frontend import Surface, frontend_kind
 
 __all__ = ["ClaudeExtension"]
 
+TOOL_HEADLESS = (
+    "byre_jupyter: {tool} needs approval, and nobody can click in this run (headless). The "
+    "user can allow such tools with `%config Claude.headless_permission = 'allow'`, or choose "
+    "a permission mode such as `%config Claude.permission_mode = 'acceptEdits'`."
+)
 PYTHON_HEADLESS = (
     "byre_jupyter: running Python in the user's kernel needs approval, and nobody can click "
     "here (a headless run). The user can allow it with `%config Claude.python_tool = 'allow'`."
@@ -127,7 +132,7 @@ class ClaudeExtension:
             return Allow()
         decision = await self.ask(name, request.tool_name, request.input)
         if decision is None:
-            return Deny(NO_APPROVER.format(tool=request.tool_name))
+            return Deny(TOOL_HEADLESS.format(tool=request.tool_name))
         if decision.allowed:
             return Allow()
         reason = decision.reason or "The user denied this tool call."

@@ -90,7 +90,7 @@ def attach_variables(
         blocks.append(
             {
                 "type": "text",
-                "text": f"Variable `{name}` from the user's kernel:\n{description.text}",
+                "text": f"Variable `{name}` (attached from the notebook):\n{description.text}",
             }
         )
         images.extend(("image/png", png) for png in description.images)

@@ -42,7 +42,12 @@ def _lookup(name: str, namespace: Mapping[str, Any]) -> Any:
     for attr in rest:
         if not attr.isidentifier() or attr.startswith("_"):
             raise KeyError(name)
-        value = getattr(value, attr)
+        try:
+            value = getattr(value, attr)
+        except AttributeError:
+            raise
+        except Exception as e:  # a property of the user's object raised: still bad input
+            raise UsageError(f"-i {name}: reading it raised {type(e).__name__}: {e}") from None
     return value
 
 
@@ -56,10 +61,20 @@ def resolve_image(spec: str, namespace: Mapping[str, Any]) -> tuple[str, bytes]:
     except (KeyError, AttributeError):
         path = os.path.expanduser(spec)
         if os.path.isfile(path):
-            with open(path, "rb") as f:
-                return _check(f.read(), spec)
+            try:
+                with open(path, "rb") as f:
+                    return _check(f.read(), spec)
+            except OSError as e:  # unreadable (permissions), or gone since the check
+                raise UsageError(f"-i {spec}: cannot read the file: {e.strerror or e}") from None
         raise UsageError(f"-i {spec}: no such file or variable; expected {_EXPECTED}") from None
-    return _from_object(value, spec)
+    try:
+        return _from_object(value, spec)
+    except UsageError:
+        raise
+    except Exception as e:  # e.g. a broken figure's savefig: a short error, not a traceback
+        raise UsageError(
+            f"-i {spec}: could not be turned into an image ({type(e).__name__}: {e})"
+        ) from None
 
 
 def _from_object(value: Any, what: str) -> tuple[str, bytes]:

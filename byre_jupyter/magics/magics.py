@@ -96,9 +96,15 @@ def parse_cell_args(line: str) -> Any:
         raise UsageError(f"%%claude: {e}") from None
     if args.out is not None and not args.out.isidentifier():
         raise UsageError(f"-o {args.out!r}: not a valid variable name")
-    if not args.session or not args.session.replace("-", "_").isidentifier():
-        raise UsageError(f"-s {args.session!r}: session names are letters, digits, - and _")
+    _check_session_name(args.session, "-s")
     return args
+
+
+def _check_session_name(name: str, where: str) -> str:
+    """Session names are letters, digits, - and _ (they name transcript files, table rows)."""
+    if not name or not name.replace("-", "_").isidentifier():
+        raise UsageError(f"{where} {name!r}: session names are letters, digits, - and _")
+    return name
 
 
 @magics_class
@@ -185,7 +191,7 @@ class ClaudeMagics(Magics):
     def _one_name(self, rest: list[str], command: str) -> str:
         if len(rest) > 1:
             raise UsageError(f"%claude {command}: at most one session name")
-        return rest[0] if rest else "default"
+        return _check_session_name(rest[0], f"%claude {command}") if rest else "default"
 
     def _existing(self, name: str) -> Any:
         session = self.ext.manager.peek(name)
@@ -223,7 +229,7 @@ class ClaudeMagics(Magics):
             i = rest.index("-s")
             if i + 1 >= len(rest):
                 raise UsageError("%claude model: -s needs a session name")
-            name = rest[i + 1]
+            name = _check_session_name(rest[i + 1], "%claude model -s")
             rest = rest[:i] + rest[i + 2 :]
         session = self.ext.session(name)
         if not rest:
@@ -256,7 +262,7 @@ class ClaudeMagics(Magics):
     def _cmd_resume(self, rest: list[str]) -> None:
         if len(rest) > 2:
             raise UsageError("%claude resume [NAME] [ID]")
-        name = rest[0] if rest else "default"
+        name = _check_session_name(rest[0], "%claude resume") if rest else "default"
         session = self.ext.resume(name, rest[1] if len(rest) > 1 else None)
         print(f"session {name!r} resumes conversation {session.session_id}")
 

@@ -19,6 +19,9 @@ last user message carries tool results  the follow-up for that tool (never the t
                                         summarises the subagent's report; other → quotes it
 first user message has SUBAGENT_TASK    (the subagent's own request) ToolUse Bash ``ls``
 user attached image blocks             "I can see the N image(s) you attached"
+``Variable ``` context (``--with``)     quotes the attached variable summaries
+``create`` / ``file``                   ToolUse Bash writing made_by_claude.txt (needs
+                                        permission in the default mode)
 ``agent`` / ``subagent``                ToolUse Agent (general-purpose, foreground) with
                                         prompt ``SUBAGENT_TASK: list files``
 ``python`` / ``kernel``                 ToolUse ``mcp__byre__python`` (``python_tool``)
@@ -213,6 +216,26 @@ def demo_script(python_tool: str = DEFAULT_PYTHON_TOOL) -> Script:
                     chunk=CHUNK,
                     delay=FAST_DELAY,
                 )
+            )
+        attached = _REMINDER.sub("", req.last_user_text)
+        if "Variable `" in attached:
+            lines = [ln for ln in attached.splitlines() if ln.strip()][:8]
+            quoted = "\n".join(f"> {ln}" for ln in lines)
+            return Reply(
+                Text(
+                    _banner(f"Here is the data you handed over, as I received it:\n\n{quoted}"),
+                    chunk=CHUNK,
+                    delay=FAST_DELAY,
+                )
+            )
+        if _word(req, "create", "file"):
+            return _tool_call(
+                "Creating a file (this needs your permission).",
+                "Bash",
+                {
+                    "command": "echo made by the demo > made_by_claude.txt && echo created",
+                    "description": "Create made_by_claude.txt",
+                },
             )
         if _word(req, "agent", "subagent"):
             return _tool_call(
