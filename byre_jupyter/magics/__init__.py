@@ -43,8 +43,9 @@ def load_ipython_extension(shell: InteractiveShell) -> None:
     shell.register_magics(_MAGICS)
     if transform_claude_cell not in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.append(transform_claude_cell)
-    if _EXTENSION.config not in shell.configurables:
-        shell.configurables.append(_EXTENSION.config)
+    configurables: list[Any] = shell.configurables  # %config looks up Claude here
+    if _EXTENSION.config not in configurables:
+        configurables.append(_EXTENSION.config)
 
 
 def unload_ipython_extension(shell: InteractiveShell) -> None:
@@ -54,7 +55,8 @@ def unload_ipython_extension(shell: InteractiveShell) -> None:
     ext, _EXTENSION, _MAGICS = _EXTENSION, None, None
     if ext is None:
         return
-    shell.configurables[:] = [c for c in shell.configurables if c is not ext.config]
+    configurables: list[Any] = shell.configurables
+    configurables[:] = [c for c in configurables if c is not ext.config]
     ext._schedule(ext.close())
 
 

@@ -40,7 +40,12 @@ def interpolate(prompt: str, namespace: Mapping[str, Any]) -> str:
             raise UsageError(
                 f"{{{name}}} in the prompt: {e.message} (write {{{{{name}}}}} for literal braces)"
             ) from None
-        text = str(value)
+        except Exception as e:  # a property of the user's object raised: still bad input
+            raise UsageError(f"{{{name}}} in the prompt: reading it raised {e!r}") from None
+        try:
+            text = str(value)
+        except Exception as e:  # a __str__ that raises
+            raise UsageError(f"{{{name}}} in the prompt: str() of it raised {e!r}") from None
         if len(text) > _MAX_INTERPOLATED:
             text = (
                 text[:_MAX_INTERPOLATED] + f"… ({len(text) - _MAX_INTERPOLATED:,} more characters)"
@@ -66,6 +71,8 @@ def attach_variables(
             value = resolve(name, namespace, candidates)
         except NotFound as e:
             raise UsageError(f"--with {name}: {e.message}") from None
+        except Exception as e:  # a property of the user's object raised: still bad input
+            raise UsageError(f"--with {name}: reading it raised {e!r}") from None
         if isinstance(value, str):
             text = value if len(value) <= _MAX_TEXT else value[:_MAX_TEXT] + "…"
             blocks.append({"type": "text", "text": f"Variable `{name}` (str):\n{text}"})

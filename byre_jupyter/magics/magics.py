@@ -17,7 +17,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import HTML, Markdown, display
 
 from ..errors import ByreError
@@ -89,7 +89,9 @@ def _cell_args(line: str, cell: str | None = None) -> None:
 
 def parse_cell_args(line: str) -> Any:
     try:
-        args = parse_argstring(_cell_args, line)
+        # POSIX quoting, like %claude: -i "my plot.png" names that file, -s 'x' the session x
+        # (IPython's parse_argstring keeps the quotes as part of the value).
+        args = _cell_args.parser.parse_args(shlex.split(line))
     except UsageError:
         raise
     except (ValueError, SystemExit) as e:  # shlex errors, argparse exits
@@ -115,7 +117,7 @@ class ClaudeMagics(Magics):
 
     # -- %%claude -----------------------------------------------------------------------
 
-    @cell_magic("claude")
+    @cell_magic("claude")  # type: ignore[arg-type]  # IPython's decorator is untyped
     def claude_cell(self, line: str, cell: str) -> None:
         """Fallback when the input transformer did not run (e.g. ``run_cell_magic``)."""
         coro = self.run(line, cell)
@@ -139,6 +141,7 @@ class ClaudeMagics(Magics):
             raise UsageError(
                 "%%claude: the cell is empty; write the prompt below the %%claude line"
             )
+        assert self.shell is not None
         namespace = self.shell.user_ns
         prompt = interpolate(prompt, namespace)
         images = [resolve_image(spec, namespace) for spec in args.image]
@@ -170,7 +173,7 @@ class ClaudeMagics(Magics):
 
     # -- %claude ------------------------------------------------------------------------
 
-    @line_magic("claude")
+    @line_magic("claude")  # type: ignore[arg-type]
     def claude_line(self, line: str) -> Any:
         """%claude SUBCOMMAND: sessions, model, new, stop, close, resume, usage, transcript,
         doctor, help."""
@@ -215,8 +218,9 @@ class ClaudeMagics(Magics):
             state = (
                 "closed" if s.closed else "busy" if s.busy else "running" if s.running else "idle"
             )
+            model = html.escape(s.model or "default").replace("|", "\\|").replace("`", "\\`")
             lines.append(
-                f"| {s.name} | {state} | {s.model or 'default'} | `{s.session_id}` | "
+                f"| {s.name} | {state} | {model} | `{(s.session_id or '').replace('`', '')}` | "
                 f"{s.turns_completed} | ${s.total_cost_usd:.4f} |"
             )
         if len(lines) == 2:
@@ -326,7 +330,7 @@ def doctor_report(ext: ClaudeExtension) -> str:
     try:
         import ipykernel
 
-        version = ipykernel.__version__
+        version = str(getattr(ipykernel, "__version__", "0.0"))
         major, minor = (int(x) for x in version.split(".")[:2])
         ok = (major, minor) >= (7, 4)
         rows.append(

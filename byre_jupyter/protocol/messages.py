@@ -78,13 +78,11 @@ KNOWN_SYSTEM_SUBTYPES: frozenset[str] = frozenset(
     }
 )  # fmt: skip
 
-_FROZEN = {"frozen": True, "slots": True, "kw_only": True}
-
 
 # --- content blocks -------------------------------------------------------------------------
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Block:
     """A content block of a user or assistant message; ``raw`` is the wire dict."""
 
@@ -95,25 +93,25 @@ class Block:
         return str(self.raw.get("type", ""))
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TextBlock(Block):
     text: str
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ThinkingBlock(Block):
     thinking: str
     signature: str = ""
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolUseBlock(Block):
     id: str
     name: str
     input: Mapping[str, Any]
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ImageBlock(Block):
     """An image, base64 encoded (Anthropic ``source`` style or MCP ``data``/``mimeType`` style)."""
 
@@ -121,7 +119,7 @@ class ImageBlock(Block):
     data: str = field(repr=False)
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolResultBlock(Block):
     tool_use_id: str
     content: tuple[Block, ...]
@@ -136,7 +134,7 @@ class ToolResultBlock(Block):
         return tuple(b for b in self.content if isinstance(b, ImageBlock))
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class UnknownBlock(Block):
     """A block type we do not model (server_tool_use, document, ...); kept, never dropped."""
 
@@ -196,7 +194,7 @@ def parse_blocks(content: Any) -> tuple[Block, ...]:
 # --- messages -------------------------------------------------------------------------------
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Message:
     """One stdout line. Subclasses add typed fields; ``raw`` keeps everything."""
 
@@ -223,7 +221,7 @@ class Message:
         return value if isinstance(value, str) else None
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class UserMessage(Message):
     content: tuple[Block, ...]
     tool_use_result: Any = None
@@ -235,7 +233,7 @@ class UserMessage(Message):
         return tuple(b for b in self.content if isinstance(b, ToolResultBlock))
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AssistantMessage(Message):
     """One content block of an API message (the CLI sends one line per block; group by id)."""
 
@@ -248,12 +246,12 @@ class AssistantMessage(Message):
     error: str | None = None
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SystemMessage(Message):
     subtype: str
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class InitMessage(SystemMessage):
     """``system/init``: sent at the start of every turn (not at launch)."""
 
@@ -266,7 +264,7 @@ class InitMessage(SystemMessage):
     claude_code_version: str | None
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ApiRetryMessage(SystemMessage):
     attempt: int
     max_retries: int
@@ -275,7 +273,7 @@ class ApiRetryMessage(SystemMessage):
     error: str
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TaskMessage(SystemMessage):
     """``system/task_*``: a background or foreground task (Bash after ~3 s, subagents)."""
 
@@ -287,7 +285,7 @@ class TaskMessage(SystemMessage):
     task_type: str | None
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StreamEvent(Message):
     """A raw API stream event (``--include-partial-messages``)."""
 
@@ -308,7 +306,7 @@ class StreamEvent(Message):
         return value if isinstance(value, Mapping) else {}
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ResultMessage(Message):
     """Ends a turn. Note: an API failure is ``subtype="success"`` with ``is_error=True``."""
 
@@ -335,14 +333,14 @@ class ResultMessage(Message):
         )
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ControlRequest(Message):
     request_id: str
     subtype: str
     request: Mapping[str, Any]
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ControlResponse(Message):
     request_id: str
     subtype: str  # "success" | "error"
@@ -351,7 +349,7 @@ class ControlResponse(Message):
     error_code: str | None
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ControlCancelRequest(Message):
     request_id: str
 

@@ -134,13 +134,14 @@ class ControlChannel:
             else:
                 log.debug("byre: control_response for unknown request %s", message.request_id)
         elif isinstance(message, ControlRequest):
-            task = asyncio.get_running_loop().create_task(self._answer(message))
-            self._inbound[message.request_id] = task
-            task.add_done_callback(lambda _t, rid=message.request_id: self._inbound.pop(rid, None))
+            request_id = message.request_id
+            answer = asyncio.get_running_loop().create_task(self._answer(message))
+            self._inbound[request_id] = answer
+            answer.add_done_callback(lambda _t: self._inbound.pop(request_id, None))
         elif isinstance(message, ControlCancelRequest):
-            task = self._inbound.get(message.request_id)
-            if task is not None:
-                task.cancel()
+            pending = self._inbound.get(message.request_id)
+            if pending is not None:
+                pending.cancel()
         else:
             self._on_message(message)
 

@@ -89,7 +89,7 @@ class McpServer:
         self.name = name
         self.version = version
         self.tools: dict[str, McpTool] = {}
-        self._running: dict[Any, asyncio.Task[ToolResult | str]] = {}
+        self._running: dict[Any, asyncio.Future[ToolResult | str]] = {}
         self._cancelled: set[Any] = set()
 
     def tool(
@@ -155,7 +155,7 @@ class McpServer:
             return ToolResult.text(f"unknown tool: {name}", is_error=True)
         arguments = params.get("arguments")
         arguments = arguments if isinstance(arguments, Mapping) else {}
-        task = asyncio.get_running_loop().create_task(tool.function(arguments))
+        task: asyncio.Future[ToolResult | str] = asyncio.ensure_future(tool.function(arguments))
         self._running[msg_id] = task
         try:
             outcome = await task
