@@ -96,3 +96,10 @@ def test_find_cli_errors_say_how_to_install(tmp_path: Path) -> None:
     os.chmod(plain, 0o644)
     with pytest.raises(CLINotFoundError, match="BYRE_CLAUDE_PATH"):
         find_cli(None, env={"BYRE_CLAUDE_PATH": str(plain)})
+
+
+def test_allow_bypass_keeps_prompts_and_adds_the_launch_flag() -> None:
+    argv = build_argv(LaunchSpec(cli_path="c", permission_mode="default", allow_bypass=True))
+    assert "--allow-dangerously-skip-permissions" in argv  # a later switch to bypass is accepted
+    assert argv[argv.index("--permission-prompt-tool") + 1] == "stdio"  # prompts still come
+    assert "--allow-dangerously-skip-permissions" not in build_argv(LaunchSpec(cli_path="c"))

@@ -29,6 +29,7 @@ class Surface(Protocol):
     def finish(self) -> None: ...
     def ask(self, tool_name: str, tool_input: Mapping[str, Any]) -> ApprovalCard | None: ...
     def reject_pending(self, reason: str) -> None: ...
+    def show_permission_mode(self, mode: str) -> None: ...
 
 
 def frontend_kind(shell: Any) -> str:
@@ -105,6 +106,9 @@ class WidgetSurface:
         for card in list(self.pending):
             card.reject(reason)
 
+    def show_permission_mode(self, mode: str) -> None:
+        self.live.set_permission_mode(mode)
+
     def set_models(self, models: Sequence[str], value: str | None) -> None:
         self.live.set_models(models, value)
 
@@ -146,6 +150,9 @@ class StaticSurface:
     def reject_pending(self, reason: str) -> None:
         return None
 
+    def show_permission_mode(self, mode: str) -> None:
+        return None
+
     def update(self, changed: Sequence[BlockView]) -> None:
         if changed:
             self._coalescer.mark([b.id for b in changed])
@@ -173,6 +180,9 @@ class TerminalSurface:
         return None
 
     def reject_pending(self, reason: str) -> None:
+        return None
+
+    def show_permission_mode(self, mode: str) -> None:
         return None
 
     def update(self, changed: Sequence[BlockView]) -> None:

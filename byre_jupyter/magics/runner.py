@@ -63,11 +63,13 @@ async def run_turn(ext: ClaudeExtension, request: TurnRequest) -> TurnResult | N
 
     def on_permission_mode(mode: str) -> None:
         async def switch() -> None:
+            before = session.permission_mode or "default"
             try:
                 await session.set_permission_mode(mode)
                 view.add_notice("info", f"Permission mode: {mode}")
             except ByreError as e:
-                view.add_notice("error", f"permission mode change failed: {e}")
+                view.add_notice("error", f"permission mode change to {mode} refused: {e}")
+                surface.show_permission_mode(before)  # the menu shows what is in force
             surface.update(list(view.walk()))
 
         ext._schedule(switch())

@@ -56,6 +56,15 @@ HookCallback = Callable[[Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
 ImageInput = bytes | str | os.PathLike[str] | Mapping[str, Any]
 
 
+def _bypass_allowed(env: Mapping[str, str]) -> bool:
+    """Whether the CLI may be launched so that bypassPermissions can be switched on later.
+
+    The CLI refuses to start at all with ``--allow-dangerously-skip-permissions`` as root
+    unless ``IS_SANDBOX`` is set (measured with 2.1.328), so only then is the flag passed.
+    """
+    return not hasattr(os, "geteuid") or os.geteuid() != 0 or bool(env.get("IS_SANDBOX"))
+
+
 class Session:
     """One conversation. See the module docstring; the README has a tour."""
 
@@ -93,6 +102,7 @@ class Session:
         self.extra_args = tuple(extra_args)
         self.hooks = {event: list(fns) for event, fns in (hooks or {}).items()}
         self.can_use_tool = can_use_tool or default_policy(permission_mode)
+        self._default_policy = can_use_tool is None
         self.mcp_server = mcp_server or McpServer("byre")
         self.on_background_turn = on_background_turn
         self.on_bad_line = on_bad_line
@@ -206,6 +216,7 @@ class Session:
             resume_session_at=fork_at,
             fork_session=fork,
             mcp_servers=(self.mcp_server.name,),
+            allow_bypass=_bypass_allowed({**os.environ, **self.env}),
             extra_args=self.extra_args,
             env=self.env,
             commit_name=self.commit_name,
@@ -420,7 +431,7 @@ class Session:
                 "set_permission_mode", timeout=self.control_timeout, mode=mode
             )
         self.permission_mode = mode
-        if self.can_use_tool.__name__ == "decide":  # the default policy follows the mode
+        if self._default_policy:  # the default policy follows the mode
             self.can_use_tool = default_policy(mode)
 
     async def get_context_usage(self) -> Mapping[str, Any]:

@@ -61,6 +61,9 @@ class LaunchSpec:
     env: Mapping[str, str] = field(default_factory=dict)
     commit_name: str | None = None
     commit_email: str | None = None
+    # Launch so that a later set_permission_mode("bypassPermissions") is accepted (the CLI
+    # answers bypass_not_launched otherwise); it does not bypass anything by itself.
+    allow_bypass: bool = False
 
 
 def build_argv(spec: LaunchSpec) -> list[str]:
@@ -79,8 +82,8 @@ def build_argv(spec: LaunchSpec) -> list[str]:
         argv += ["--mcp-config", json.dumps({"mcpServers": servers}, separators=(",", ":"))]
     if spec.permission_mode:
         argv += ["--permission-mode", spec.permission_mode]
-        if spec.permission_mode == "bypassPermissions":
-            argv.append("--allow-dangerously-skip-permissions")
+    if spec.permission_mode == "bypassPermissions" or spec.allow_bypass:
+        argv.append("--allow-dangerously-skip-permissions")
     if spec.permission_mode != "bypassPermissions":
         # Without it the CLI never sends can_use_tool: tools needing approval are silently
         # refused (observed doc, section 14, run n2).

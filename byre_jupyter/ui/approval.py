@@ -76,9 +76,20 @@ class ApprovalCard:
                 f"{escape_text(truncate(self.detail, 8000))}</pre>"
             )
         )
-        self.allow = own(W.Button(description="Allow once", button_style="success", icon="check"))
-        self.always = own(W.Button(description="Always allow (session)", icon="check-double"))
-        self.deny = own(W.Button(description="Deny", button_style="danger", icon="times"))
+
+        def make_button(description: str, style: str, icon: str) -> Any:
+            return own(
+                W.Button(
+                    description=description,
+                    button_style=style,
+                    icon=icon,
+                    layout=own(W.Layout(width="auto")),  # the default width cuts the labels
+                )
+            )
+
+        self.allow = make_button("Allow once", "success", "check")
+        self.always = make_button("Always allow (session)", "", "check-double")
+        self.deny = make_button("Deny", "danger", "times")
         self.reason = own(W.Text(placeholder="reason (optional, sent to Claude)"))
         for button, choice in ((self.allow, "allow"), (self.always, "always"), (self.deny, "deny")):
             button.on_click(lambda _b, c=choice: self._clicked(c))

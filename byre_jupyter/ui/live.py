@@ -257,6 +257,18 @@ class LiveView:
         finally:
             self._syncing = False
 
+    def set_permission_mode(self, mode: str) -> None:
+        """Show ``mode`` in the menu without calling back (e.g. after a refused switch)."""
+        if self._mode is None or self._closed:
+            return
+        self._syncing = True
+        try:
+            if mode not in self._mode.options:
+                self._mode.options = (*self._mode.options, mode)
+            self._mode.value = mode
+        finally:
+            self._syncing = False
+
     def own(self, widget: Any) -> Any:
         """Register a widget made elsewhere (an approval card) so :meth:`close` closes it."""
         return self._own(widget)
@@ -309,6 +321,8 @@ class LiveView:
             self._loop.call_soon_threadsafe(self._on_model, new)
 
     def _mode_changed(self, change: dict[str, Any]) -> None:
+        if self._syncing:
+            return
         new = change.get("new")
         if isinstance(new, str) and self._on_permission_mode is not None and not self._closed:
             self._loop.call_soon_threadsafe(self._on_permission_mode, new)
