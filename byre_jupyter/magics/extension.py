@@ -189,7 +189,11 @@ class ClaudeExtension:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            coro.close()
+            # Plain terminal IPython: no loop runs between cells, so do it now on IPython's
+            # own persistent loop (the one %%claude cells run on there).
+            from IPython.core.async_helpers import get_asyncio_loop
+
+            get_asyncio_loop().run_until_complete(coro)
             return
         task = loop.create_task(coro)
         self.background.add(task)

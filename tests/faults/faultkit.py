@@ -1,0 +1,117 @@
+"""Helpers of the fault suite: process hunting, bounded polling, the figures file.
+
+Named ``faultkit`` (not ``helpers``) because test folders without ``__init__.py`` share one
+module namespace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+TESTS = Path(__file__).resolve().parents[1]
+STANDIN = TESTS / "support" / "standin_cli.py"
+FIGURES = TESTS / "artifacts" / "fault_figures.json"
+
+SECRET_KEY = "sk-ant-test-SECRET123"  # the fake API key of the kernel tests: must never leak
+LOAD = "%load_ext byre_jupyter\n%config Claude.permission_mode = 'bypassPermissions'"
+
+
+def installed_cli() -> str | None:
+    """The CLI the suite runs (as tests/conftest.py finds it), or None."""
+    candidates = [os.environ.get("BYRE_CLAUDE_PATH", "")]
+    candidates += map(str, (TESTS.parent / ".byre/cli/node_modules/@anthropic-ai").glob(
+        "claude-code-linux-*/claude"))  # fmt: skip
+    return next((p for p in candidates if p and os.access(p, os.X_OK)), None)
+
+
+def record_figure(key: str, value: Any) -> None:
+    """Merge ``{key: value}`` into tests/artifacts/fault_figures.json (locked), and print it."""
+    FIGURES.parent.mkdir(parents=True, exist_ok=True)
+    with open(Path(tempfile.gettempdir()) / "byre-fault-figures.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            data = json.loads(FIGURES.read_text())
+        except (OSError, ValueError):
+            data = {}
+        data[key] = value
+        tmp = FIGURES.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+        tmp.replace(FIGURES)
+    print(f"[fault figure] {key} = {json.dumps(value)}", file=sys.stderr)
+
+
+def poll(check: Callable[[], Any], timeout: float, what: str, interval: float = 0.02) -> Any:
+    """Poll an *external* condition (a process appearing or leaving) with a hard bound."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(interval)
+
+
+def alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def cmdline(proc: psutil.Process) -> list[str]:
+    try:
+        return proc.cmdline()
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+        return []
+
+
+def cli_children(kernel_pid: int) -> list[psutil.Process]:
+    """The CLI processes (stream-json speakers) below a kernel."""
+    try:
+        kids = psutil.Process(kernel_pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+    return [p for p in kids if any("stream-json" in a for a in cmdline(p)) and alive(p.pid)]
+
+
+def leftover_clis(cli_marker: str, home: str | os.PathLike[str]) -> list[psutil.Process]:
+    """Live processes whose cmdline mentions ``cli_marker`` and whose HOME is ``home``."""
+    home = os.fspath(home)
+    found = []
+    for proc in psutil.process_iter():
+        args = cmdline(proc)
+        if not any(cli_marker in a for a in args):
+            continue
+        try:
+            if proc.environ().get("HOME") == home and alive(proc.pid):
+                found.append(proc)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
+    return found
+
+
+def assert_no_leftovers(cli_marker: str, home: str | os.PathLike[str], timeout: float = 10) -> None:
+    try:
+        poll(lambda: not leftover_clis(cli_marker, home), timeout, "CLI processes to leave")
+    except AssertionError:
+        procs = [(p.pid, cmdline(p)[:3]) for p in leftover_clis(cli_marker, home)]
+        for p in leftover_clis(cli_marker, home):
+            with contextlib.suppress(psutil.NoSuchProcess):
+                p.kill()
+        raise AssertionError(f"CLI processes left behind: {procs}") from None
+
+
+def outputs_json(outputs: Iterable[dict[str, Any]]) -> str:
+    return json.dumps(list(outputs), ensure_ascii=False)

@@ -1,0 +1,76 @@
+"""The kernel goes away while a turn runs (``%%claude --bg`` on a hanging API request): after a
+graceful shutdown, a restart, or SIGKILL of the kernel, no CLI process of that kernel remains.
+The time from SIGKILL to the CLI's end is recorded in tests/artifacts/fault_figures.json."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable
+
+import psutil
+import pytest
+from faultkit import alive, cli_children, poll, record_figure
+from support.kernel import KernelDriver
+
+from byre_jupyter.scripted import Hang, ScriptedAPI
+
+pytestmark = [pytest.mark.kernel, pytest.mark.cli]
+
+GONE_BOUND = 10.0  # seconds; a CLI left to itself would wait on the hanging request for minutes
+
+
+def start_hanging_turn(kernel: KernelDriver, api: ScriptedAPI) -> psutil.Process:
+    api.on("HANG_HERE", Hang())
+    run = kernel.run("%%claude --bg\nHANG_HERE please")
+    assert run.reply["status"] == "ok", run.texts()
+    api.wait_for_request("HANG_HERE", timeout=90)
+    (cli,) = poll(lambda: cli_children(kernel.kernel_pid()), 30, "the CLI below the kernel")
+    return cli
+
+
+def test_graceful_shutdown_mid_turn_leaves_no_cli(
+    kernels: Callable[..., KernelDriver], api: ScriptedAPI
+) -> None:
+    kernel = kernels()
+    cli = start_hanging_turn(kernel, api)
+    t0 = time.monotonic()
+    kernel.close()
+    poll(lambda: not alive(cli.pid), GONE_BOUND, "the CLI to leave with the kernel")
+    record_figure("cli_gone_after_graceful_shutdown_s", round(time.monotonic() - t0, 3))
+
+
+def test_restart_mid_turn_leaves_no_cli_and_the_new_kernel_works(
+    kernels: Callable[..., KernelDriver], api: ScriptedAPI
+) -> None:
+    kernel = kernels()
+    cli = start_hanging_turn(kernel, api)
+    old_pid = kernel.kernel_pid()
+    t0 = time.monotonic()
+    kernel.km.restart_kernel()
+    poll(lambda: not alive(cli.pid), GONE_BOUND, "the CLI to leave with the old kernel")
+    record_figure("cli_gone_after_restart_s", round(time.monotonic() - t0, 3))
+    assert not alive(old_pid) and kernel.kernel_pid() != old_pid
+    kernel.kc.wait_for_ready(timeout=60)
+    assert kernel.run("print(6 * 7)").texts().strip() == "42"
+
+
+def test_kernel_sigkill_mid_turn_takes_the_cli_along(
+    kernels: Callable[..., KernelDriver], api: ScriptedAPI
+) -> None:
+    kernel = kernels()
+    cli = start_hanging_turn(kernel, api)
+    group = [cli.pid, *(p.pid for p in cli.children(recursive=True))]
+    t0 = time.monotonic()
+    os.kill(kernel.kernel_pid(), signal.SIGKILL)
+    poll(
+        lambda: not alive(cli.pid),
+        GONE_BOUND,
+        "the CLI to die with its SIGKILLed kernel",
+        interval=0.005,
+    )
+    elapsed = time.monotonic() - t0
+    record_figure("cli_gone_after_kernel_sigkill_s", round(elapsed, 3))
+    assert elapsed < GONE_BOUND
+    poll(lambda: not any(alive(p) for p in group), GONE_BOUND, "the CLI's children to leave")
