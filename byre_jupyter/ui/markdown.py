@@ -88,7 +88,10 @@ _AUTOLINK = re.compile(r"<(https?://[^\s<>]+)>")
 # Links whose destination is a script-capable scheme: ``[x](javascript:...)`` and
 # ``[x]: javascript:...`` point at ``#harmful-link`` instead (as mistune does for HTML).
 _SCHEMES = r"(?:javascript|vbscript|data|file)\s*:"
-_BAD_LINK = re.compile(r"\]\(\s*<?\s*" + _SCHEMES + r"[^)\s]*", re.IGNORECASE)
+# The destination may hold one level of parentheses: ``javascript:alert(1)``.
+_BAD_LINK = re.compile(
+    r"\]\(\s*<?\s*" + _SCHEMES + r"[^()\s]*(?:\([^()\s]*\)[^()\s]*)*", re.IGNORECASE
+)
 _BAD_REFERENCE = re.compile(r"^(\s*\[[^\]]+\]:\s*)<?\s*" + _SCHEMES + r"\S*", re.IGNORECASE)
 
 
