@@ -1,0 +1,107 @@
+"""Smoke test of ``python -m bench``: every benchmark runs at tiny sizes and yields its figures.
+
+No timing is asserted (this box is noisy and the sizes are tiny): only that each benchmark
+completes, fills its tables, states its goals, and that the report renders. The parts that
+need the real ``claude`` CLI are skipped inside the benchmark when it is not installed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("psutil")
+pytest.importorskip("jupyter_client")
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("claude_agent_sdk") is None,
+    reason="claude-agent-sdk is not installed (pip install -e .[bench])",
+)
+
+from bench.__main__ import NAMES, PROFILES, render_markdown, run  # noqa: E402
+from bench.common import Section, machine_info, real_cli  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def sections() -> dict[str, Section]:
+    results = run(PROFILES["smoke"], echo=lambda _s: None)
+    return {s.key: s for s in results}
+
+
+def numbers(section: Section) -> list[float]:
+    out = []
+    for table in section.tables:
+        for row in table.rows:
+            out += [float(v) for v in row if isinstance(v, (int, float))]
+    return out
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_benchmark_runs_and_fills_its_tables(sections: dict[str, Section], name: str) -> None:
+    section = sections[name]
+    assert section.error is None, section.error
+    assert section.tables and all(t.rows for t in section.tables)
+    for table in section.tables:
+        assert all(len(row) == len(table.columns) for row in table.rows), table.title
+    values = numbers(section)
+    assert values and all(not math.isnan(v) for v in values)
+    assert section.method  # the "how it is measured" text
+
+
+def test_throughput_every_consumer_saw_every_line(sections: dict[str, Section]) -> None:
+    table = sections["throughput"].tables[0]
+    events = {row[0]: row[1] for row in table.rows}
+    assert len(events) == 5 and len(set(events.values())) == 1, events
+    assert {c.goal for c in sections["throughput"].checks} >= {
+        "byre >= 3x claude-agent-sdk (events/s)",
+        "byre within 2x of the floor",
+    }
+
+
+def test_bigline_records_every_path(sections: dict[str, Section]) -> None:
+    (table,) = sections["bigline"].tables
+    assert {row[1] for row in table.rows} == {
+        "json.loads",
+        "stream floor",
+        "byre Session",
+        "claude-agent-sdk",
+    }
+    # Past 1 MiB the SDK fails at its default buffer size; the failure is a row, not an error.
+    assert any(str(row[2]).startswith("failed") for row in table.rows if row[0] == "2 MiB")
+    assert len(sections["bigline"].checks) == 3  # linearity, time and memory vs the floor
+
+
+def test_rendering_counts_comm_messages(sections: dict[str, Section]) -> None:
+    (table,) = sections["rendering"].tables
+    comm = table.columns.index("comm_msg")
+    assert all(row[comm] > 0 for row in table.rows)
+    assert len(sections["rendering"].checks) == 2
+
+
+def test_latency_measures_deltas_and_the_real_cli(sections: dict[str, Section]) -> None:
+    tables = sections["latency"].tables
+    assert tables[0].title.startswith("A.")
+    p50 = tables[0].columns.index("p50 ms")
+    assert all(row[p50] >= 0 for row in tables[0].rows)
+    if real_cli() is not None:
+        assert [t.title[:2] for t in tables] == ["A.", "B/", "D."]
+
+
+def test_memory_samples_rss_and_fds(sections: dict[str, Section]) -> None:
+    tables = sections["memory"].tables
+    assert len(tables) == 2  # the Session and the kernel
+    fds = tables[0].columns.index("open fds")
+    assert all(row[fds] > 0 for row in tables[0].rows)
+
+
+def test_report_renders(sections: dict[str, Section], tmp_path: Path) -> None:
+    info = machine_info()
+    text = render_markdown(list(sections.values()), PROFILES["smoke"], info, 1.0)
+    for section in sections.values():
+        assert f"## {section.title}" in text
+    assert "| cores |" in text and "claude-agent-sdk" in text
+    (tmp_path / "RESULTS.md").write_text(text)
+    json.dumps(info)  # plain strings only
