@@ -14,6 +14,7 @@ it ends (kernel-mechanics.md Q4). Rules this module keeps (STYLE.md, kernel-mech
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -42,6 +43,7 @@ from byre_jupyter.ui.viewmodel import (
 __all__ = ["LiveView"]
 
 _HEADER_ID = "\x00header"
+_FENCE = re.compile(r"^ {0,3}(?:```|~~~)", re.MULTILINE)
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 _DONE_MARKS = {"done": "✓", "error": "✗", "interrupted": "■"}
@@ -68,13 +70,43 @@ class _BlockWidget:
 
 
 class _TextWidget(_BlockWidget):
+    """Streaming Markdown in pieces: finished paragraphs are frozen into HTML widgets of their
+    own, so each push re-renders and resends only the paragraph still growing. Re-rendering the
+    whole answer per push made kernel CPU and bytes grow with the square of its length
+    (bench/RESULTS.md, rendering). Paragraph breaks inside a code fence are not split points.
+    """
+
     def __init__(self, own: Own) -> None:
-        self.html = own(W.HTML())
-        super().__init__(self.html)
+        self._own = own
+        self.tail = own(W.HTML())
+        self.box = own(W.VBox((self.tail,), layout=own(W.Layout(margin="0", padding="0"))))
+        self._frozen_text = ""
+        self._frozen_fences = 0
+        super().__init__(self.box)
 
     def render(self, block: BlockView) -> None:
         assert isinstance(block, TextView)
-        self.html.value = render_markdown(block.text)
+        text = block.text
+        if not text.startswith(self._frozen_text):  # replaced (e.g. the final assistant line)
+            self._reset()
+        done = len(self._frozen_text)
+        cut = text.rfind("\n\n", done)
+        if cut > done:
+            segment = text[done:cut]
+            fences = len(_FENCE.findall(segment))
+            if (self._frozen_fences + fences) % 2 == 0:  # not inside a code block
+                piece = self._own(W.HTML(render_markdown(segment)))
+                self.box.children = (*self.box.children[:-1], piece, self.tail)
+                self._frozen_text = text[: cut + 2]
+                self._frozen_fences += fences
+        self.tail.value = render_markdown(text[len(self._frozen_text) :])
+
+    def _reset(self) -> None:
+        for child in self.box.children[:-1]:
+            child.close()
+        self.box.children = (self.tail,)
+        self._frozen_text = ""
+        self._frozen_fences = 0
 
 
 class _NoticeWidget(_BlockWidget):
@@ -182,6 +214,7 @@ class LiveView:
         self._finished = False
         self._stopping = False
         self._blocks: dict[str, _BlockWidget] = {}
+        self._header_seen = -1
 
         self._name = self._own(W.HTML(value=f"<b>{escape_text(view.session_name)}</b>"))
         self._model = self._own(
@@ -242,7 +275,13 @@ class LiveView:
         """Mark blocks dirty; the coalescer pushes them (and the header) at ≤ 1/interval Hz."""
         if self._closed:
             return
-        self._coalescer.mark([_HEADER_ID, *(b.id for b in changed)])
+        ids = [b.id for b in changed]
+        if self._view.header_version != self._header_seen:
+            # Status, tokens, model or retry changed. Elapsed time alone waits for the tick,
+            # so a streaming flush sends one comm message (the growing block), not two.
+            ids.append(_HEADER_ID)
+        if ids:
+            self._coalescer.mark(ids)
 
     def set_models(self, models: Sequence[str], value: str | None = None) -> None:
         """Replace the dropdown's options; ``value`` defaults to the view's current model."""
@@ -382,6 +421,7 @@ class LiveView:
 
     def _render_header(self) -> None:
         view = self._view
+        self._header_seen = view.header_version
         if view.model and view.model != self._model.value:
             self.set_models(list(self._model.options), view.model)
         mark = _DONE_MARKS.get(view.status)

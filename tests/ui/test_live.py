@@ -95,7 +95,9 @@ def test_streaming_updates_only_the_growing_blocks_widget_at_20_hz() -> None:
         h.loop.advance(0.001)
     h.loop.advance(0.1)
 
-    growing_widget = h.live.widget_for(growing.id)
+    growing_box = h.live.widget_for(growing.id)
+    assert isinstance(growing_box, W.VBox)
+    growing_widget = growing_box.children[-1]  # the paragraph still growing
     assert isinstance(growing_widget, W.HTML)
     assert set(changes) == {id(growing_widget)}, "only the growing block may be pushed"
     assert 10 <= changes[id(growing_widget)] <= 21
@@ -107,7 +109,9 @@ def test_streaming_updates_only_the_growing_blocks_widget_at_20_hz() -> None:
     h.view.finish()
     h.live.finish()
     assert growing_widget.value == render_markdown("Final.")
-    first_widget = h.live.widget_for(first.id)
+    first_box = h.live.widget_for(first.id)
+    assert isinstance(first_box, W.VBox)
+    first_widget = first_box.children[-1]
     assert isinstance(first_widget, W.HTML) and first_widget.value == render_markdown(
         "Before the tool."
     )
@@ -200,7 +204,9 @@ def test_finish_flushes_and_disables_controls() -> None:
     h.live.update(h.view.apply(parse_message(b.text_delta("m", 0, "unflushed"))))
     h.live.update(h.view.finish(parse_message(b.result("unflushed"))))  # type: ignore[arg-type]
     h.live.finish()  # no loop step in between: finish must push the last state itself
-    widget = h.live.widget_for(h.view.blocks[0].id)
+    box = h.live.widget_for(h.view.blocks[0].id)
+    assert isinstance(box, W.VBox)
+    widget = box.children[-1]
     assert isinstance(widget, W.HTML) and "unflushed" in widget.value
     (button,) = h.find(W.Button)
     (dropdown,) = h.find(W.Dropdown)
@@ -247,3 +253,30 @@ def test_close_leaves_no_widgets_behind(finish_first: bool) -> None:
     h.live.update(h.view.blocks)  # late updates after close are ignored
     h.loop.advance(1.0)
     assert len(widget_module._instances) == before
+
+
+def test_finished_paragraphs_freeze_and_only_the_last_one_is_resent() -> None:
+    h = Harness()
+    b = fx.Builder()
+    h.live.update(h.view.apply(parse_message(b.message_start("m"))))
+    h.live.update(h.view.apply(parse_message(b.block_start("m", 0, {"type": "text", "text": ""}))))
+    text = "First paragraph.\n\n```python\nx = 1\n\ny = 2\n```\n\nThird **bold**.\n\nFour"
+    for ch in text:
+        h.live.update(h.view.apply(parse_message(b.text_delta("m", 0, ch))))
+        h.loop.advance(0.06)
+    box = h.live.widget_for(h.view.blocks[0].id)
+    assert isinstance(box, W.VBox)
+    values = [c.value for c in box.children]
+    # Frozen: the paragraph, the whole code block (never split at its inner blank line), the
+    # bold paragraph; growing: the tail.
+    assert len(values) == 4, values
+    assert "First paragraph." in values[0]
+    assert "x = 1" in values[1] and "y = 2" in values[1]
+    assert "<strong>bold</strong>" in values[2]
+    assert values[3].strip() == "<p>Four</p>"
+    tail_pushes = Counter[str]()
+    for child in box.children:
+        child.observe(lambda c, w=child: tail_pushes.update([w.model_id]), names="value")
+    h.live.update(h.view.apply(parse_message(b.text_delta("m", 0, " more"))))
+    h.loop.advance(0.1)
+    assert set(tail_pushes) == {box.children[-1].model_id}  # frozen pieces are not resent
