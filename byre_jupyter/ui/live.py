@@ -43,6 +43,7 @@ from byre_jupyter.ui.viewmodel import (
 __all__ = ["LiveView"]
 
 _HEADER_ID = "\x00header"
+_FREEZE_CHARS = 8000
 _FENCE = re.compile(r"^ {0,3}(?:```|~~~)", re.MULTILINE)
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -90,7 +91,9 @@ class _TextWidget(_BlockWidget):
         if not text.startswith(self._frozen_text):  # replaced (e.g. the final assistant line)
             self._reset()
         done = len(self._frozen_text)
-        cut = text.rfind("\n\n", done)
+        # Freeze in batches of about _FREEZE_CHARS: each freeze costs a new widget and a
+        # children update, so freezing every paragraph would double the message rate.
+        cut = text.rfind("\n\n", done) if len(text) - done > _FREEZE_CHARS else -1
         if cut > done:
             segment = text[done:cut]
             fences = len(_FENCE.findall(segment))
@@ -199,7 +202,7 @@ class LiveView:
         on_model: Callable[[str], None],
         loop: LoopLike,
         interval: float = 0.05,
-        tick: float = 0.5,
+        tick: float = 1.0,
         permission_mode: str | None = None,
         on_permission_mode: Callable[[str], None] | None = None,
     ) -> None:

@@ -260,9 +260,13 @@ def test_finished_paragraphs_freeze_and_only_the_last_one_is_resent() -> None:
     b = fx.Builder()
     h.live.update(h.view.apply(parse_message(b.message_start("m"))))
     h.live.update(h.view.apply(parse_message(b.block_start("m", 0, {"type": "text", "text": ""}))))
-    text = "First paragraph.\n\n```python\nx = 1\n\ny = 2\n```\n\nThird **bold**.\n\nFour"
-    for ch in text:
-        h.live.update(h.view.apply(parse_message(b.text_delta("m", 0, ch))))
+    filler = "word " * 2000  # paragraphs freeze once the growing part passes ~8000 chars
+    text = (
+        f"First paragraph. {filler}\n\n```python\nx = 1\n\ny = 2\n{filler}\n```\n\n"
+        f"Third **bold**. {filler}\n\nFour"
+    )
+    for i in range(0, len(text), 29):
+        h.live.update(h.view.apply(parse_message(b.text_delta("m", 0, text[i : i + 29]))))
         h.loop.advance(0.06)
     box = h.live.widget_for(h.view.blocks[0].id)
     assert isinstance(box, W.VBox)
