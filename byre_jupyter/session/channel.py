@@ -103,19 +103,21 @@ class ControlChannel:
 
     async def _read_loop(self) -> None:
         try:
-            async for item in self.transport.lines():
-                if isinstance(item, LineTooLongError):
-                    self._on_bad_line(b"", item)
-                    continue
-                try:
-                    raw = json.loads(item)
-                except ValueError as e:  # also UnicodeDecodeError
-                    self._on_bad_line(item, ProtocolError(f"not JSON: {e}", item))
-                    continue
-                if not isinstance(raw, dict):
-                    self._on_bad_line(item, ProtocolError("not a JSON object", item))
-                    continue
-                self._dispatch(parse_message(raw))
+            loads, dispatch = json.loads, self._dispatch
+            async for batch in self.transport.batches():
+                for item in batch:
+                    if isinstance(item, LineTooLongError):
+                        self._on_bad_line(b"", item)
+                        continue
+                    try:
+                        raw = loads(item)
+                    except ValueError as e:  # also UnicodeDecodeError
+                        self._on_bad_line(item, ProtocolError(f"not JSON: {e}", item))
+                        continue
+                    if not isinstance(raw, dict):
+                        self._on_bad_line(item, ProtocolError("not a JSON object", item))
+                        continue
+                    dispatch(parse_message(raw))
         except Exception as e:
             log.exception("byre: reader failed")
             self._on_bad_line(b"", ProtocolError(f"reader failed: {e!r}"))
