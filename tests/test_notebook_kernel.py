@@ -8,18 +8,17 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
+from support.kernel import KernelDriver
+from support.kernel import kernel_env as make_kernel_env
+from support.rig import tiny_png
 
 from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, Text, ToolUse
-
-from support.kernel import KernelDriver
-from support.rig import cli_env_for, tiny_png
 
 pytestmark = [pytest.mark.kernel, pytest.mark.cli]
 
@@ -28,12 +27,7 @@ LOAD = "%load_ext byre_jupyter\n%config Claude.permission_mode = 'bypassPermissi
 
 @pytest.fixture
 def kernel_env(api: ScriptedAPI, cli_path: str, tmp_path: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(cli_env_for(api.url, tmp_path / "home"))
-    env["BYRE_CLAUDE_PATH"] = cli_path
-    env["BYRE_STATE_DIR"] = str(tmp_path / "state")
-    env.pop("BYRE_LIVE", None)
-    return env
+    return make_kernel_env(api.url, cli_path, tmp_path)
 
 
 @pytest.fixture
@@ -59,7 +53,9 @@ def final_bundle(run) -> dict:
     return bundles[0]
 
 
-def test_streamed_answer_ends_complete_with_metadata(kernel: KernelDriver, api: ScriptedAPI) -> None:
+def test_streamed_answer_ends_complete_with_metadata(
+    kernel: KernelDriver, api: ScriptedAPI
+) -> None:
     answer = "The answer is **42**. " * 30
     api.default = Reply(Text(answer, chunk=5, delay=0.002))
     run = kernel.run("%%claude -o r\nWhat is the answer?")
@@ -68,13 +64,17 @@ def test_streamed_answer_ends_complete_with_metadata(kernel: KernelDriver, api: 
     meta = bundle["metadata"]["byre"]
     assert meta["session_id"] and meta["message_uuids"]
     assert "<strong>42</strong>" in bundle["data"]["text/html"]
-    check = kernel.run("print(r.text == %r, r.session_id == %r)" % (answer, meta["session_id"]))
+    check = kernel.run(f"print(r.text == {answer!r}, r.session_id == {meta['session_id']!r})")
     assert check.texts().strip() == "True True"
     # Headless kernel client: no widget was ever shown.
-    assert not any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in run.outputs)
+    assert not any(
+        "application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in run.outputs
+    )
 
 
-def test_conversation_carries_across_cells_and_sessions_are_separate(kernel: KernelDriver, api: ScriptedAPI) -> None:
+def test_conversation_carries_across_cells_and_sessions_are_separate(
+    kernel: KernelDriver, api: ScriptedAPI
+) -> None:
     api.default = Reply(Text("ok"))
     kernel.run("%%claude\nFIRST_PROMPT")
     kernel.run("%%claude -s other\nOTHER_PROMPT")
@@ -105,16 +105,29 @@ def test_dash_i_sends_an_image_block(kernel: KernelDriver, api: ScriptedAPI) -> 
     png = tiny_png(3, 3, (1, 2, 3))
     kernel.run(f"img = {png!r}")
     kernel.run("%%claude -i img\nWhat is this?")
-    blocks = [b for m in api.requests[-1].body["messages"] if m["role"] == "user"
-              for b in (m["content"] if isinstance(m["content"], list) else [])]
+    blocks = [
+        b
+        for m in api.requests[-1].body["messages"]
+        if m["role"] == "user"
+        for b in (m["content"] if isinstance(m["content"], list) else [])
+    ]
     sent = [b for b in blocks if b.get("type") == "image"]
     assert sent and base64.b64decode(sent[0]["source"]["data"]) == png
 
 
-@pytest.mark.parametrize("line", [
-    "--bogus", "-i no_such_var_or_file", "-o 1bad", "-s 'bad name!'", "-i notimg",
-])
-def test_bad_options_are_usage_errors_and_send_nothing(kernel: KernelDriver, api: ScriptedAPI, line: str) -> None:
+@pytest.mark.parametrize(
+    "line",
+    [
+        "--bogus",
+        "-i no_such_var_or_file",
+        "-o 1bad",
+        "-s 'bad name!'",
+        "-i notimg",
+    ],
+)
+def test_bad_options_are_usage_errors_and_send_nothing(
+    kernel: KernelDriver, api: ScriptedAPI, line: str
+) -> None:
     api.default = Reply(Text("fine"))
     kernel.run("notimg = 'just a string'")
     run = kernel.run(f"%%claude {line}\nhello")
@@ -148,7 +161,9 @@ def test_kernel_interrupt_ends_turn_gracefully_and_next_cell_continues(
     assert "tell me a long story" in history and "and then?" in history
 
 
-def test_background_turn_returns_at_once_and_updates_later(kernel: KernelDriver, api: ScriptedAPI) -> None:
+def test_background_turn_returns_at_once_and_updates_later(
+    kernel: KernelDriver, api: ScriptedAPI
+) -> None:
     api.on("slowly", Hang(then=Reply(Text("late answer"))), times=1)
     run = kernel.run("%%claude --bg -o bg\nanswer slowly")
     assert run.reply["status"] == "ok"
@@ -174,7 +189,9 @@ def test_subcommands(kernel: KernelDriver, api: ScriptedAPI) -> None:
     assert "again" in kernel.run("%claude transcript").texts()
 
 
-def test_resume_after_kernel_restart(kernel_env: dict[str, str], workdir: Path, api: ScriptedAPI) -> None:
+def test_resume_after_kernel_restart(
+    kernel_env: dict[str, str], workdir: Path, api: ScriptedAPI
+) -> None:
     api.default = Reply(Text("noted"))
     first = KernelDriver(kernel_env, str(workdir))
     try:

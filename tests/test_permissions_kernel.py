@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.kernel import KernelDriver, kernel_env
 
 from byre_jupyter.scripted import Reply, ScriptedAPI, Text, ToolUse
-from support.kernel import KernelDriver
-from support.rig import cli_env_for
 
 pytestmark = [pytest.mark.kernel, pytest.mark.cli]
 
@@ -26,9 +24,7 @@ def workdir(tmp_path: Path) -> Path:
 def kernel(
     api: ScriptedAPI, cli_path: str, tmp_path: Path, workdir: Path
 ) -> Iterator[KernelDriver]:
-    env = dict(os.environ)
-    env.update(cli_env_for(api.url, tmp_path / "home"))
-    env.update(BYRE_CLAUDE_PATH=cli_path, BYRE_STATE_DIR=str(tmp_path / "state"))
+    env = kernel_env(api.url, cli_path, tmp_path)
     driver = KernelDriver(env, str(workdir))
     try:
         driver.run("%load_ext byre_jupyter")

@@ -61,6 +61,15 @@ def _publish_static(view: TurnView, handle: DisplayHandle, *, update: bool) -> N
     return None
 
 
+def _replace_with_static(view: TurnView, handle: DisplayHandle) -> None:
+    """The end of a turn: the slot gets the whole exchange; each image follows, stored once."""
+    outputs = static_outputs(view)
+    data, metadata = outputs[0]
+    handle.update(data, metadata=metadata, raw=True)
+    for extra_data, extra_metadata in outputs[1:]:
+        display(extra_data, metadata=extra_metadata, raw=True)
+
+
 class WidgetSurface:
     """A LiveView in a display_id slot, replaced by the static bundle at the end."""
 
@@ -119,16 +128,29 @@ class WidgetSurface:
         self.reject_pending("The turn ended before an answer.")
         try:
             self.live.finish()
-            outputs = static_outputs(self.view)
-            data, metadata = outputs[0]
-            self.handle.update(data, metadata=metadata, raw=True)
-            for extra_data, extra_metadata in outputs[1:]:
-                display(extra_data, metadata=extra_metadata, raw=True)
+            _replace_with_static(self.view, self.handle)
         finally:
             self.live.close()
 
 
-class StaticSurface:
+class _NoControls:
+    """For surfaces without widgets: no model menu, and nobody to click, so permission prompts
+    get the configured headless policy (``ask`` returns None)."""
+
+    def set_models(self, models: Sequence[str], value: str | None) -> None:
+        return None
+
+    def ask(self, tool_name: str, tool_input: Mapping[str, Any]) -> ApprovalCard | None:
+        return None
+
+    def reject_pending(self, reason: str) -> None:
+        return None
+
+    def show_permission_mode(self, mode: str) -> None:
+        return None
+
+
+class StaticSurface(_NoControls):
     """No widgets: the static bundle in a display_id slot, refreshed ~4 times a second."""
 
     def __init__(
@@ -141,49 +163,21 @@ class StaticSurface:
             loop, lambda _ids: _publish_static(view, self.handle, update=True), interval
         )
 
-    def set_models(self, models: Sequence[str], value: str | None) -> None:
-        return None
-
-    def ask(self, tool_name: str, tool_input: Mapping[str, Any]) -> ApprovalCard | None:
-        return None  # headless: nobody to click; the configured policy answers
-
-    def reject_pending(self, reason: str) -> None:
-        return None
-
-    def show_permission_mode(self, mode: str) -> None:
-        return None
-
     def update(self, changed: Sequence[BlockView]) -> None:
         if changed:
             self._coalescer.mark([b.id for b in changed])
 
     def finish(self) -> None:
         self._coalescer.close()
-        outputs = static_outputs(self.view)
-        data, metadata = outputs[0]
-        self.handle.update(data, metadata=metadata, raw=True)
-        for extra_data, extra_metadata in outputs[1:]:
-            display(extra_data, metadata=extra_metadata, raw=True)
+        _replace_with_static(self.view, self.handle)
 
 
-class TerminalSurface:
+class TerminalSurface(_NoControls):
     """Plain IPython: print the stream as it grows."""
 
     def __init__(self, view: TurnView) -> None:
         self.view = view
         self.printer = TerminalPrinter()
-
-    def set_models(self, models: Sequence[str], value: str | None) -> None:
-        return None
-
-    def ask(self, tool_name: str, tool_input: Mapping[str, Any]) -> ApprovalCard | None:
-        return None
-
-    def reject_pending(self, reason: str) -> None:
-        return None
-
-    def show_permission_mode(self, mode: str) -> None:
-        return None
 
     def update(self, changed: Sequence[BlockView]) -> None:
         self.printer.update(self.view, changed)

@@ -14,6 +14,7 @@ offline demo (``python -m byre_jupyter.scripted --script demo``). Stdlib only.
 
 from __future__ import annotations
 
+from .env import cli_env
 from .script import (
     Action,
     Cut,
@@ -50,4 +51,5 @@ __all__ = [
     "Thinking",
     "ToolResultInfo",
     "ToolUse",
+    "cli_env",
 ]

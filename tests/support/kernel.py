@@ -7,13 +7,17 @@ a cell's reply (for ``--bg`` turns that update their cell later).
 
 from __future__ import annotations
 
+import os
 import queue
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from jupyter_client.manager import KernelManager
+
+from byre_jupyter.scripted import cli_env
 
 
 @dataclass
@@ -37,6 +41,15 @@ class CellRun:
 
     def mimetypes(self) -> set[str]:
         return {k for o in self.outputs for k in o.get("data", {})}
+
+
+def kernel_env(api_url: str, cli_path: str, tmp: Path, **extra: str) -> dict[str, str]:
+    """A kernel's environment for %%claude tests: ours, plus the CLI's, with state under tmp."""
+    env = dict(os.environ)
+    env.update(cli_env(api_url, tmp / "home"))
+    env.update(BYRE_CLAUDE_PATH=cli_path, BYRE_STATE_DIR=str(tmp / "state"), **extra)
+    env.pop("BYRE_LIVE", None)
+    return env
 
 
 class KernelDriver:
@@ -69,8 +82,10 @@ class KernelDriver:
         try:
             self.wait(lambda: run.idle and run.reply is not None, timeout)
         except TimeoutError:
-            raise TimeoutError(f"cell did not finish in {timeout} s: {code[:60]!r}; "
-                               f"outputs so far: {run.texts()[-2000:]!r}") from None
+            raise TimeoutError(
+                f"cell did not finish in {timeout} s: {code[:60]!r}; "
+                f"outputs so far: {run.texts()[-2000:]!r}"
+            ) from None
         return run
 
     def wait(self, condition: Callable[[], bool], timeout: float = 60) -> None:
@@ -116,16 +131,24 @@ class KernelDriver:
         if kind == "status" and content["execution_state"] == "idle":
             run.idle = True
         elif kind == "stream":
-            run.outputs.append({"output_type": "stream", "name": content["name"], "text": content["text"]})
+            run.outputs.append(
+                {"output_type": "stream", "name": content["name"], "text": content["text"]}
+            )
         elif kind in ("display_data", "execute_result"):
-            out = {"output_type": kind, "data": content["data"], "metadata": content.get("metadata", {})}
+            out = {
+                "output_type": kind,
+                "data": content["data"],
+                "metadata": content.get("metadata", {}),
+            }
             display_id = content.get("transient", {}).get("display_id")
             if display_id:
                 out["display_id"] = display_id
                 self._display_owner[display_id] = run
             run.outputs.append(out)
         elif kind == "error":
-            run.outputs.append({"output_type": "error", "ename": content["ename"], "evalue": content["evalue"]})
+            run.outputs.append(
+                {"output_type": "error", "ename": content["ename"], "evalue": content["evalue"]}
+            )
         elif kind == "clear_output":
             run.outputs.clear()
 

@@ -2,24 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from byre_jupyter.scripted import cli_env
 
-
-def cli_env_for(api_url: str, home: Path, **extra: str) -> dict[str, str]:
-    """The environment a test CLI runs in: offline, isolated HOME/TMPDIR, no retries."""
-    home.mkdir(parents=True, exist_ok=True)
-    env = {
-        "HOME": str(home),
-        "TMPDIR": str(home),
-        "ANTHROPIC_BASE_URL": api_url,
-        "ANTHROPIC_API_KEY": "test",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "DISABLE_AUTOUPDATER": "1",
-        "CLAUDE_CODE_MAX_RETRIES": "0",
-        "IS_SANDBOX": "1",  # as root, bypassPermissions needs it
-    }
-    env.update(extra)
-    return env
+#: The CLI's environment for tests (offline, isolated HOME/TMPDIR, no retries).
+cli_env_for = cli_env
 
 
 def tiny_png(width: int = 4, height: int = 4, rgb: tuple[int, int, int] = (200, 30, 30)) -> bytes:

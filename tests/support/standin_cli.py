@@ -190,7 +190,10 @@ def main() -> None:
     turns = load_turns()
     # The turn counter outlives the process, so a restarted stand-in goes on with the script.
     state = os.environ.get("STANDIN_SCRIPT", "") + ".state"
-    turn_index = int(open(state).read()) if os.path.exists(state) else 0
+    turn_index = 0
+    if os.path.exists(state):
+        with open(state) as f:
+            turn_index = int(f.read())
     worker: threading.Thread | None = None
     for raw in sys.stdin.buffer:
         if stalled.is_set():
