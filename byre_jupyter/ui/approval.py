@@ -69,7 +69,7 @@ class ApprovalCard:
         self.title, self.detail = describe_tool_request(tool_name, tool_input)
         self._loop = loop
         self.decision: asyncio.Future[ApprovalDecision] = loop.create_future()
-        header = own(W.HTML(f"<b>🔐 Claude asks:</b> {escape_text(self.title)}"))
+        header = own(W.HTML(f"<b>Claude asks:</b> {escape_text(self.title)}"))
         detail = own(
             W.HTML(
                 '<pre style="max-height:16em;overflow:auto;font-size:0.85em;margin:0.2em 0">'

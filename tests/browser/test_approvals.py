@@ -3,7 +3,7 @@
 The real ``claude`` CLI runs in permission mode "default", so every Bash call reaches the
 kernel as ``can_use_tool``; Claude's in-kernel ``mcp__byre__python`` tool asks under the default
 ``Claude.python_tool = "ask"``. Either way an approval card appears in the running cell's live
-widget ("🔐 Claude asks: ...", the command in a ``<pre>``, Allow once / Always allow (session) /
+widget ("Claude asks: ...", the command in a ``<pre>``, Allow once / Always allow (session) /
 Deny and a reason box). These tests click it the way a user does and check what the click
 caused: the file the command makes, the variable the code sets, the tool_result the scripted
 API receives next, and the decision kept in the static output that replaces the widget.
