@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from byre_jupyter.scripted import cli_env  # the CLI env for the scripted API
+
 __all__ = [
     "OUT",
     "REPO",
@@ -66,22 +68,6 @@ def plan_env(*turns: tuple[Path | str, float]) -> dict[str, str]:
     """``BENCH_PLAN`` for the fake CLI: (file, lines per second or 0 for as fast as possible)."""
     plan = {"turns": [{"file": str(Path(f).resolve()), "pace": pace} for f, pace in turns]}
     return {"BENCH_PLAN": json.dumps(plan)}
-
-
-def cli_env(api_url: str, home: Path) -> dict[str, str]:
-    """Environment for the real CLI against the scripted API: offline, isolated HOME/TMPDIR,
-    no retries (as ``tests/support/rig.py: cli_env_for``)."""
-    home.mkdir(parents=True, exist_ok=True)
-    return {
-        "HOME": str(home),
-        "TMPDIR": str(home),
-        "ANTHROPIC_BASE_URL": api_url,
-        "ANTHROPIC_API_KEY": "test",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "DISABLE_AUTOUPDATER": "1",
-        "CLAUDE_CODE_MAX_RETRIES": "0",
-        "IS_SANDBOX": "1",
-    }
 
 
 def real_cli() -> str | None:

@@ -122,15 +122,14 @@ def measure(
     )
     section.notes.append(
         f"Kernel CPU for the turn: {fmt(small['cpu'])} s (1 word/delta) and {fmt(large['cpu'])} s "
-        f"(2 words/delta) for a {duration:g} s turn. Almost all of it is re-rendering the "
-        "growing text block's whole markdown (mistune + nh3) on every flush: O(text) per "
-        "flush, O(text^2) per turn. When a render takes longer than the 50 ms interval the "
-        "coalescer flushes less often (flushes/s column), which keeps the message rate bounded "
-        "but makes bytes grow less than linearly."
+        f"(2 words/delta) for a {duration:g} s turn, mostly markdown rendering (mistune + nh3) "
+        "of the growing text. The live view freezes finished paragraphs in ~8000-character "
+        "batches into widgets of their own, so a flush re-renders and resends only the unfrozen "
+        "tail: O(tail) per flush, not O(text)."
     )
     section.notes.append(
-        "Each flush resends the growing block's whole HTML (kernel-mechanics Q5), so at a fixed "
-        "turn time the bytes are ~ flushes x mean text size: linear in the text at a given "
-        "length of turn, but a turn twice as long at the same rate sends ~4x the bytes."
+        "Messages: one comm_msg per flush for the growing tail (~20/s), the header on its 1 Hz "
+        "tick or when its state changes, and one children update per frozen batch; comm_open/"
+        "close count the frozen batches' widgets."
     )
     return section
