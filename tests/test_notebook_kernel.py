@@ -222,3 +222,25 @@ def test_headless_nbclient_run_records_static_outputs_only(
     assert mimes == {"text/markdown", "text/html", "text/plain"}
     html = outputs[0]["data"]["text/html"]
     assert "<script" not in html and "&lt;script&gt;" in html
+
+
+def test_reload_ext_closes_sessions_and_works_again(kernel: KernelDriver, api: ScriptedAPI) -> None:
+    api.default = Reply(Text("before"))
+    kernel.run("%%claude\nfirst")
+    reloaded = kernel.run("%reload_ext byre_jupyter")
+    assert "Error" not in reloaded.texts()
+    api.default = Reply(Text("after reload"))
+    run = kernel.run("%%claude\nsecond")
+    assert "after reload" in final_bundle(run)["data"]["text/markdown"]
+    # The reloaded extension starts a fresh session: the old conversation was closed.
+    assert "first" not in json.dumps(api.requests[-1].last_user_message)
+    assert "| default |" in kernel.run("%claude sessions").texts()
+
+
+def test_prompt_that_interpolates_to_nothing_is_a_usage_error(
+    kernel: KernelDriver, api: ScriptedAPI
+) -> None:
+    kernel.run("blank = '   '")
+    run = kernel.run("%%claude\n{blank}")
+    assert "UsageError" in run.texts() and "empty" in run.texts()
+    assert api.requests == []

@@ -143,7 +143,9 @@ class ClaudeMagics(Magics):
             )
         assert self.shell is not None
         namespace = self.shell.user_ns
-        prompt = interpolate(prompt, namespace)
+        prompt = interpolate(prompt, namespace).strip()
+        if not prompt:  # e.g. the body was only "{x}" and x is empty
+            raise UsageError("%%claude: the prompt is empty after filling in {names}")
         images = [resolve_image(spec, namespace) for spec in args.image]
         context: list[dict[str, Any]] = []
         names: list[str] = []
