@@ -9,11 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.rig import cli_env_for, tiny_png  # noqa: F401  (re-exported for tests)
 
 from byre_jupyter import Session
 from byre_jupyter.scripted import ScriptedAPI
-
-from support.rig import cli_env_for, tiny_png  # noqa: F401  (re-exported for tests)
 
 ROOT = Path(__file__).resolve().parent.parent
 

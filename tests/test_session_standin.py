@@ -123,7 +123,7 @@ async def test_stalled_cli_control_request_times_out_and_stop_escalates(standin)
     import psutil
 
     assert (
-        pid is not None and not psutil.pid_exists(pid) or psutil.Process(pid).status() == "zombie"
+        (pid is not None and not psutil.pid_exists(pid)) or psutil.Process(pid).status() == "zombie"
     )
     assert (await session.query("after")).text == "back"  # restarted
 
