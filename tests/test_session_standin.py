@@ -176,3 +176,20 @@ async def test_closed_session_refuses_turns(standin) -> None:
     await session.close()
     with pytest.raises(SessionClosedError):
         await session.send("x")
+
+
+def test_fork_argv_whole_history_and_at_a_message() -> None:
+    import sys
+
+    from byre_jupyter.transport import build_argv
+
+    original = Session(cli_path=sys.executable, resume="old-id")
+    whole = original.fork()
+    argv = build_argv(whole._launch_spec())
+    assert "--resume=old-id" in argv and "--fork-session" in argv
+    assert f"--session-id={whole.session_id}" in argv and whole.session_id != "old-id"
+    assert not any(a.startswith("--resume-session-at") for a in argv)
+    partial = original.fork(at="uuid-1")
+    argv = build_argv(partial._launch_spec())
+    assert "--resume-session-at=uuid-1" in argv and f"--session-id={partial.session_id}" in argv
+    assert build_argv(original._launch_spec()).count("--fork-session") == 0

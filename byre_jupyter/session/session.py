@@ -116,7 +116,7 @@ class Session:
         # Conversation identity: a fresh id, or resume / fork an existing one.
         self._resume = resume
         self._fork_at = fork_at
-        self.session_id: str | None = resume if resume and not fork_at else None
+        self.session_id: str | None = resume if resume and fork_at is None else None
         if self.session_id is None:
             self.session_id = str(uuidlib.uuid4())
         self._has_history = resume is not None
@@ -202,8 +202,9 @@ class Session:
         fork = False
         session_id: str | None = self.session_id
         if self._fork_at is not None and self._resume is not None:
-            resume, fork_at, fork = self._resume, self._fork_at, True
-            session_id = self.session_id  # the new conversation's id
+            # --resume=OLD [--resume-session-at=UUID] --fork-session --session-id=NEW
+            resume, fork_at, fork = self._resume, self._fork_at or None, True
+            session_id = self.session_id
         elif self._has_history:
             resume = self.session_id
         return LaunchSpec(
@@ -456,17 +457,10 @@ class Session:
             permission_mode=self.permission_mode, env=self.env, extra_args=self.extra_args,
         )  # fmt: skip
         settings.update(options)
-        # fork_at goes to the constructor so the fork gets a fresh session id (else it would
-        # launch with --session-id=<the original's id> and --fork-session).
-        session = Session(
-            name or f"{self.name}-fork", resume=self.session_id, fork_at=at or None, **settings
-        )
-        if not at:  # fork the whole history: --resume --fork-session with a new id
-            session._fork_at = None
-            session._resume = self.session_id
-            session._has_history = True
-            session.extra_args = (*session.extra_args, "--fork-session")
-            session.session_id = str(uuidlib.uuid4())
+        # A fresh session (new id) told to resume ours with --fork-session; "" = whole history.
+        session = Session(name or f"{self.name}-fork", **settings)
+        session._resume = self.session_id
+        session._fork_at = at or ""
         return session
 
     # -- inbound messages -----------------------------------------------------------------
