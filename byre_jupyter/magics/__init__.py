@@ -57,7 +57,7 @@ def unload_ipython_extension(shell: InteractiveShell) -> None:
         return
     configurables: list[Any] = shell.configurables
     configurables[:] = [c for c in configurables if c is not ext.config]
-    ext._schedule(ext.close())
+    ext.schedule(ext.close())
 
 
 async def cell(line: str, body: str) -> None:

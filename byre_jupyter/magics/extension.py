@@ -87,7 +87,7 @@ class ClaudeExtension:
         if new:
             old = self.manager.peek(name)
             if old is not None and not old.closed:
-                self._schedule(old.close())
+                self.schedule(old.close())
             return self.manager.add(self._new_session(name))
         return self.manager.get(name)
 
@@ -101,7 +101,7 @@ class ClaudeExtension:
             )
         old = self.manager.peek(name)
         if old is not None and not old.closed:
-            self._schedule(old.close())
+            self.schedule(old.close())
         return self.manager.add(self._new_session(name, resume=session_id))
 
     def _kernel_server(self, name: str) -> McpServer:
@@ -179,11 +179,11 @@ class ClaudeExtension:
     def _config_changed(self, change: Any) -> None:
         for session in self.manager:
             if change["name"] == "model":
-                self._schedule(session.set_model(change["new"]))
+                self.schedule(session.set_model(change["new"]))
             else:
-                self._schedule(session.set_permission_mode(change["new"]))
+                self.schedule(session.set_permission_mode(change["new"]))
 
-    def _schedule(self, coro: Any) -> None:
+    def schedule(self, coro: Any) -> None:
         import asyncio
 
         try:

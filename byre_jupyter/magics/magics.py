@@ -245,7 +245,7 @@ class ClaudeMagics(Magics):
         model = None if rest[0] == "default" else rest[0]
         session.model = model  # the running CLI is switched on the loop
         if session.running:
-            self.ext._schedule(session.set_model(model))
+            self.ext.schedule(session.set_model(model))
         return None
 
     def _cmd_new(self, rest: list[str]) -> None:
@@ -258,12 +258,12 @@ class ClaudeMagics(Magics):
         if not session.busy:
             print(f"session {session.name!r} is idle")
             return
-        self.ext._schedule(session.interrupt())
+        self.ext.schedule(session.interrupt())
 
     def _cmd_close(self, rest: list[str]) -> None:
         name = self._one_name(rest, "close")
         self._existing(name)
-        self.ext._schedule(self.ext.manager.drop(name))
+        self.ext.schedule(self.ext.manager.drop(name))
 
     def _cmd_resume(self, rest: list[str]) -> None:
         if len(rest) > 2:

@@ -59,7 +59,7 @@ async def run_turn(ext: ClaudeExtension, request: TurnRequest) -> TurnResult | N
     def on_stop() -> None:
         surface.reject_pending("Stopped by the user.")
         ext.python_runner.interrupt()
-        ext._schedule(_quiet(session.interrupt()))
+        ext.schedule(_quiet(session.interrupt()))
 
     def on_permission_mode(mode: str) -> None:
         async def switch() -> None:
@@ -72,7 +72,7 @@ async def run_turn(ext: ClaudeExtension, request: TurnRequest) -> TurnResult | N
                 surface.show_permission_mode(before)  # the menu shows what is in force
             surface.update(list(view.walk()))
 
-        ext._schedule(switch())
+        ext.schedule(switch())
 
     def on_model(name: str) -> None:
         async def switch() -> None:
@@ -82,7 +82,7 @@ async def run_turn(ext: ClaudeExtension, request: TurnRequest) -> TurnResult | N
                 view.add_notice("error", f"model change failed: {e}")
                 surface.update(list(view.walk()))
 
-        ext._schedule(switch())
+        ext.schedule(switch())
 
     surface: Surface = make_surface(
         ext.frontend(),
