@@ -1,0 +1,110 @@
+"""Credential-shaped text, found and replaced: one place for every output we write or show.
+
+What Claude's kernel tools return, what transcripts record and what we show of the CLI's stderr
+can all carry a secret by accident (a variable named ``api_key``, an ``Authorization`` header in
+a traceback, a key the CLI echoes). Two things count as a secret here:
+
+* a *name* that says so (:func:`is_secret_name`: its words include key, token, secret, password,
+  credential, auth, cookie...), so ``api_key = "..."`` and ``"token": "..."`` have their values
+  replaced; and
+* a *value* with the shape of a known credential (Anthropic/OpenAI ``sk-`` keys, GitHub, GitLab,
+  Slack, AWS, Google, Hugging Face and npm tokens, JWTs, ``Bearer`` headers, PEM blocks), wherever
+  it stands.
+
+Callers may also pass the exact values they know to be secret (:func:`secret_values` reads them
+from an environment). Redaction is deliberately greedy: a false positive hides a harmless value,
+a false negative sends a key into a shared notebook.
+
+Pure module: no I/O, importable from every layer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+__all__ = ["REDACTED", "is_secret_name", "redact_text", "secret_values"]
+
+REDACTED = "[redacted]"
+
+#: Words that make a name secret. ``pwd`` is left out on purpose: ``PWD`` is the working folder.
+_SECRET_WORDS = frozenset(
+    {
+        "key", "apikey", "privatekey", "accesskey", "secretkey", "signingkey",
+        "token", "tokens", "authtoken", "accesstoken", "refreshtoken",
+        "secret", "secrets", "password", "passwd", "passphrase",
+        "credential", "credentials", "creds", "auth", "authorization", "cookie", "cookies",
+    }
+)  # fmt: skip
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a variable, attribute, key or environment name says it holds a secret.
+
+    Names are split into words (``snake_case``, ``camelCase``, ``kebab-case``, ``dotted.names``):
+    ``api_key``, ``OPENAI_API_KEY``, ``sessionToken`` and ``db.password`` are secret; ``keys``,
+    ``tokenizer``, ``monkey`` and ``PWD`` are not.
+    """
+    words = [w.lower() for w in _WORD.findall(name)]
+    if any(w in _SECRET_WORDS for w in words):
+        return True
+    # Run-together names: "apikey", "authtoken".
+    joined = "".join(words)
+    return any(joined.endswith(w) for w in ("apikey", "authtoken", "accesstoken", "privatekey"))
+
+
+# Values with the shape of a credential, wherever they appear.
+_SHAPES = re.compile(
+    "|".join(
+        [
+            r"-----BEGIN [A-Z0-9 ]{0,40}-----[\s\S]*?(?:-----END [A-Z0-9 ]{0,40}-----|\Z)",
+            r"\bsk-ant-[A-Za-z0-9_\-]{8,}",
+            r"\bsk-(?:proj-|live-|svcacct-)?[A-Za-z0-9_\-]{20,}",
+            r"\b[rsp]k_(?:live|test)_[A-Za-z0-9]{10,}",
+            r"\bgh[pousr]_[A-Za-z0-9]{20,}",
+            r"\bgithub_pat_[A-Za-z0-9_]{20,}",
+            r"\bglpat-[A-Za-z0-9_\-]{20,}",
+            r"\bxox[abposr]-[A-Za-z0-9\-]{10,}",
+            r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b",
+            r"\bAIza[0-9A-Za-z_\-]{35}",
+            r"\bya29\.[0-9A-Za-z_\-]{20,}",
+            r"\bhf_[A-Za-z0-9]{30,}",
+            r"\bnpm_[A-Za-z0-9]{36}\b",
+            r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+        ]
+    )
+)
+# "Bearer <token>" / "Basic <b64>" in headers and tracebacks.
+_SCHEME_TOKEN = re.compile(r"\b((?:[Bb]earer|[Bb]asic|[Tt]oken)\s+)[A-Za-z0-9._~+/=\-]{16,}")
+# name = value, name: value, "name": "value", ?name=value (the name decides; see is_secret_name).
+_ASSIGNMENT = re.compile(
+    r"""(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,80})(?P<sep>["']?\s*[:=]\s*)(?P<q>["']?)"""
+    r"""(?P<value>[^\s"'`,;&<>(){}\[\]]{4,})"""
+)
+_NOT_SECRET_VALUE = re.compile(
+    r"[\d.]+|true|false|none|null|bearer|basic|\[redacted\]", re.IGNORECASE
+)
+
+
+def _assignment(m: re.Match[str]) -> str:
+    value = m.group("value")
+    if not is_secret_name(m.group("name")) or _NOT_SECRET_VALUE.fullmatch(value):
+        return m.group(0)
+    return f"{m.group('name')}{m.group('sep')}{m.group('q')}{REDACTED}"
+
+
+def redact_text(text: str, known: Iterable[str] = ()) -> str:
+    """``text`` with every credential-shaped value, every value of a secret-named assignment and
+    every string in ``known`` (of 6 characters or more) replaced by ``[redacted]``."""
+    for secret in sorted({k for k in known if len(k) >= 6}, key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
+    text = _SHAPES.sub(REDACTED, text)
+    text = _SCHEME_TOKEN.sub(lambda m: m.group(1) + REDACTED, text)
+    return _ASSIGNMENT.sub(_assignment, text)
+
+
+def secret_values(environ: Mapping[str, str]) -> frozenset[str]:
+    """The values of secret-named variables in ``environ`` (8 characters or more), to pass to
+    :func:`redact_text` as ``known``: catches keys whose shape no pattern knows."""
+    return frozenset(v for k, v in environ.items() if len(v) >= 8 and is_secret_name(k))
