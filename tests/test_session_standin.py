@@ -122,9 +122,9 @@ async def test_stalled_cli_control_request_times_out_and_stop_escalates(standin)
     assert result.interrupted and result.is_error
     import psutil
 
-    assert (
-        (pid is not None and not psutil.pid_exists(pid)) or psutil.Process(pid).status() == "zombie"
-    )
+    assert (pid is not None and not psutil.pid_exists(pid)) or psutil.Process(
+        pid
+    ).status() == "zombie"
     assert (await session.query("after")).text == "back"  # restarted
 
 
