@@ -149,8 +149,10 @@ def kernel_run(
             def cli_pid() -> int | None:
                 import psutil
 
-                kids = psutil.Process(k.pid).children()
-                return kids[0].pid if kids else None
+                # The CLI itself, below its /bin/sh supervisor (transport/process.py).
+                kids = psutil.Process(k.pid).children(recursive=True)
+                clis = [p for p in kids if p.cmdline()[:1] != ["/bin/sh"]]
+                return clis[0].pid if clis else None
 
             # Baseline: what plain cells cost the kernel (IPython's own history and caches).
             k.run("gc.collect()")

@@ -3,9 +3,12 @@
 * ``start_new_session=True``: Jupyter's interrupt sends SIGINT to the kernel's whole process
   group and the CLI exits on SIGINT (kernel-mechanics.md, Q3); in its own session it is stopped
   only by us, gracefully, over the control channel.
-* On Linux the child also asks the kernel for SIGTERM when its parent dies
-  (``PR_SET_PDEATHSIG``): a kernel killed with SIGKILL takes its CLI with it at once, instead of
-  the CLI finishing a whole turn on a closed stdin (observed doc, section 13).
+* On Linux the CLI is started through a tiny ``/bin/sh`` supervisor (:data:`SUPERVISOR`), the
+  leader of the CLI's process group, which asks the kernel for SIGHUP when the kernel dies
+  (``PR_SET_PDEATHSIG``) and then SIGKILLs the whole group: a kernel killed in any way takes
+  its CLI, and whatever the CLI started, along within milliseconds. (Asking for SIGTERM on the
+  CLI itself, as 0.1 did, left the CLI alive for its own ~2 s shutdown, and a CLI that ignores
+  SIGTERM forever; docs/processes.md has the figures.)
 * stderr is always piped (else it lands in whatever cell runs) and its tail kept for errors.
 * Lines come out of :class:`~byre_jupyter.protocol.framing.LineSplitter`: no practical limit.
 """
@@ -35,11 +38,38 @@ _READ_CHUNK = 1 << 18
 _LIVE: weakref.WeakSet[SubprocessTransport] = weakref.WeakSet()
 
 
-def _die_with_parent() -> None:  # runs in the child between fork and exec
+#: ``sh -c SUPERVISOR sh CLI ARGS...``. The kernel's death arrives as SIGHUP (see
+#: :func:`_hup_when_parent_dies`) and kills the whole group at once. The CLI is started in the
+#: background with the real stdin (``sh`` would give a background job /dev/null), the supervisor
+#: then drops its copies of the pipes (so EOF reaches us when the CLI exits) and ignores TERM and
+#: INT, which only the CLI should act on; it outlives the CLI to pass on its exit status, or the
+#: signal that ended it, so ``returncode`` reads as if the CLI were our own child.
+SUPERVISOR = """\
+trap 'kill -KILL 0' HUP
+exec 3<&0
+"$@" <&3 3<&- &
+child=$!
+exec 3<&- 0</dev/null 1>/dev/null 2>&1
+trap '' TERM INT
+wait "$child"
+status=$?
+if [ "$status" -gt 128 ]; then trap - TERM INT; kill -$((status - 128)) $$; fi
+exit "$status"
+"""
+
+
+def _hup_when_parent_dies() -> None:  # runs in the supervisor between fork and exec
     libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    libc.prctl(1, signal.SIGHUP)  # PR_SET_PDEATHSIG; kept across exec, cleared for the CLI
     if os.getppid() == 1:  # the parent already died before prctl took effect
         os._exit(1)
+
+
+def supervised(argv: Sequence[str]) -> list[str]:
+    """``argv`` as started under the supervisor (on Linux; elsewhere unchanged)."""
+    if sys.platform != "linux":
+        return list(argv)
+    return ["/bin/sh", "-c", SUPERVISOR, "sh", *argv]
 
 
 class SubprocessTransport:
@@ -88,14 +118,14 @@ class SubprocessTransport:
             raise CLIConnectionError("transport already started")
         try:
             self._proc = await asyncio.create_subprocess_exec(
-                *self.argv,
+                *supervised(self.argv),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 env=self.env,
                 cwd=self.cwd,
                 start_new_session=True,
-                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+                preexec_fn=_hup_when_parent_dies if sys.platform == "linux" else None,
                 limit=_READ_CHUNK * 4,
             )
         except OSError as e:
@@ -197,10 +227,25 @@ class SubprocessTransport:
             _LIVE.discard(self)
 
     async def kill(self) -> None:
-        """Kill the whole process group now (used when the CLI stalls)."""
+        """Kill the whole process group now (used when the CLI stalls); returns once the
+        group is gone, so a caller may start a new CLI at once."""
         self._signal_group(signal.SIGKILL)
         if self._proc is not None:
             await self._wait_for_exit(5.0)
+            await self._wait_group_gone(2.0)
+
+    async def _wait_group_gone(self, timeout: float) -> None:
+        # The supervisor is our child and is reaped by _wait_for_exit; the CLI and its tools,
+        # killed by the same signal, are its children and leave a moment later (reaped by init).
+        assert self._proc is not None
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while loop.time() < deadline:
+            try:
+                os.killpg(self._proc.pid, 0)
+            except (ProcessLookupError, PermissionError):
+                return
+            await asyncio.sleep(0.005)
 
     async def _wait_for_exit(self, timeout: float) -> bool:
         assert self._proc is not None

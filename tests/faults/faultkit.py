@@ -78,12 +78,19 @@ def cmdline(proc: psutil.Process) -> list[str]:
 
 
 def cli_children(kernel_pid: int) -> list[psutil.Process]:
-    """The CLI processes (stream-json speakers) below a kernel."""
+    """The CLI processes (stream-json speakers) below a kernel, without the ``/bin/sh``
+    supervisor each one is started under (byre_jupyter/transport/process.py)."""
     try:
         kids = psutil.Process(kernel_pid).children(recursive=True)
     except psutil.NoSuchProcess:
         return []
-    return [p for p in kids if any("stream-json" in a for a in cmdline(p)) and alive(p.pid)]
+    return [
+        p
+        for p in kids
+        if any("stream-json" in a for a in cmdline(p))
+        and cmdline(p)[:1] != ["/bin/sh"]
+        and alive(p.pid)
+    ]
 
 
 def leftover_clis(cli_marker: str, home: str | os.PathLike[str]) -> list[psutil.Process]:

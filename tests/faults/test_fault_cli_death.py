@@ -43,7 +43,7 @@ def test_cli_sigkilled_mid_turn_cell_shows_exit_code_and_next_turn_resumes(
     run = kernel.submit("%%claude -o dead\nKILL_DURING_THIS please")
     api.wait_for_request("KILL_DURING_THIS", timeout=TIMEOUT)
     (cli,) = poll(lambda: cli_children(kernel.kernel_pid()), 30, "the CLI below the kernel")
-    os.killpg(cli.pid, signal.SIGKILL)  # pid == pgid: the transport starts a new session
+    os.killpg(os.getpgid(cli.pid), signal.SIGKILL)  # the whole group: supervisor, CLI, tools
     kernel.wait(lambda: run.idle and run.reply is not None, timeout=TIMEOUT)
 
     assert run.reply["status"] == "ok", run.texts()  # a clear error in the output, no traceback

@@ -4,10 +4,12 @@ The time from SIGKILL to the CLI's end is recorded in tests/artifacts/fault_figu
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import psutil
 import pytest
@@ -74,3 +76,40 @@ def test_kernel_sigkill_mid_turn_takes_the_cli_along(
     record_figure("cli_gone_after_kernel_sigkill_s", round(elapsed, 3))
     assert elapsed < GONE_BOUND
     poll(lambda: not any(alive(p) for p in group), GONE_BOUND, "the CLI's children to leave")
+
+
+@pytest.mark.parametrize("death", ["sigkill", "shutdown_now"])
+def test_kernel_death_takes_a_cli_that_ignores_sigterm_and_its_children(
+    kernels: Callable[..., KernelDriver],
+    kernel_env: dict[str, str],
+    standin_cli: str,
+    tmp_path: Path,
+    death: str,
+) -> None:
+    """Whatever the CLI does with SIGTERM (the real one takes ~2 s to exit; this stand-in never
+    does), the kernel's death ends it and the processes it started: SIGKILL of the kernel, and
+    ``shutdown_kernel(now=True)`` (interrupt, then kill: what a gateway does on SIGTERM)."""
+    pids = tmp_path / "stubborn.pids"
+    kernel = kernels(env={**kernel_env, "STANDIN_STUBBORN": str(pids)})
+    kernel.run(f"%config Claude.cli_path = {standin_cli!r}")
+    run = kernel.run("%%claude\nhello")
+    assert run.reply["status"] == "ok", run.texts()
+    cli_pid, child_pid = (int(p) for p in pids.read_text().split())
+    try:
+        assert alive(cli_pid) and alive(child_pid)
+        t0 = time.monotonic()
+        if death == "sigkill":
+            os.kill(kernel.kernel_pid(), signal.SIGKILL)
+        else:
+            kernel.km.shutdown_kernel(now=True)
+        poll(
+            lambda: not alive(cli_pid) and not alive(child_pid),
+            GONE_BOUND,
+            "the CLI and its child to die with the kernel",
+            interval=0.005,
+        )
+        record_figure(f"stubborn_cli_gone_after_kernel_{death}_s", round(time.monotonic() - t0, 3))
+    finally:
+        for pid in (cli_pid, child_pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

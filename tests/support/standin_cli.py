@@ -16,6 +16,10 @@ script per turn if the file holds several blocks separated by a line ``---``). S
 * ``{"__exit__": code}``: exit now;
 * ``{"__deltas__": N, "text": "tok "}``: N stream_event text deltas then the assistant line.
 A turn's script without a ``result`` gets one appended.
+
+``STANDIN_STUBBORN=PATH`` makes it a CLI that will not go quietly: it ignores SIGTERM, starts a
+``sleep`` child in its process group (as a Bash tool would) and writes "its-pid child-pid" to
+PATH.
 """
 
 from __future__ import annotations
@@ -186,7 +190,20 @@ def replay(items: list[dict]) -> None:
         write(result(text or "standin reply"))
 
 
+def be_stubborn(path: str) -> None:
+    import signal
+    import subprocess
+
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    child = subprocess.Popen(["sleep", "600"], stdin=subprocess.DEVNULL)
+    with open(path + ".tmp", "w") as f:
+        f.write(f"{os.getpid()} {child.pid}")
+    os.replace(path + ".tmp", path)
+
+
 def main() -> None:
+    if os.environ.get("STANDIN_STUBBORN"):
+        be_stubborn(os.environ["STANDIN_STUBBORN"])
     turns = load_turns()
     # The turn counter outlives the process, so a restarted stand-in goes on with the script.
     state = os.environ.get("STANDIN_SCRIPT", "") + ".state"
