@@ -330,12 +330,13 @@ def describe_tool_request(tool_name: str, tool_input: Mapping[str, Any]) -> tupl
 
 # --- the card -------------------------------------------------------------------------------
 
-_WRAP = "overflow-wrap:anywhere;word-break:break-word"
+# The widget's own line-height is the 28 px of an input row; text here reads better tighter.
+_WRAP = "overflow-wrap:anywhere;word-break:break-word;line-height:1.4"
 _PRE = (
     "max-height:20em;overflow:auto;white-space:pre-wrap;" + _WRAP + ";font-size:0.85em;"
     "margin:0.2em 0;padding:0.3em;border:1px solid var(--jp-border-color2, #ccc)"
 )
-_DIM = "font-size:0.85em;opacity:0.75"
+_DIM = "font-size:0.85em;opacity:0.75;line-height:1.4"
 
 
 def _size_line(label: str, text: str) -> str:
@@ -366,7 +367,8 @@ def header_html(request: ToolRequest) -> str:
             else (f"{hidden:,} invisible or control characters")
         )
         parts.append(
-            '<div class="byre-approval-hidden" style="color:#c0392b;font-size:0.9em">'
+            '<div class="byre-approval-hidden" '
+            'style="color:#c0392b;font-size:0.9em;line-height:1.4">'
             f"⚠ This request holds {what}, shown as ⟨U+…⟩ markers.</div>"
         )
     return "".join(parts)
@@ -406,8 +408,13 @@ class ApprovalCard:
         self.title, self.detail = self.request.title, self.request.detail
         self._loop = loop
         self.decision: asyncio.Future[ApprovalDecision] = loop.create_future()
-        header = own(W.HTML(header_html(self.request)))
-        body = own(W.HTML(body_html(self.request), layout=own(W.Layout(width="100%"))))
+
+        def full_width() -> Any:
+            # 100% plus the widget's default 2 px side margins would overflow the card.
+            return own(W.Layout(width="100%", margin="2px 0"))
+
+        header = own(W.HTML(header_html(self.request), layout=full_width()))
+        body = own(W.HTML(body_html(self.request), layout=full_width()))
 
         def make_button(description: str, style: str, icon: str) -> Any:
             return own(
