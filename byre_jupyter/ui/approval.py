@@ -88,8 +88,8 @@ class ToolRequest:
 
     @property
     def title(self) -> str:
-        """The title as plain text, hidden characters as ``⟨U+202E⟩`` markers."""
-        return reveal(self.heading)
+        """The title as plain text, hidden characters (newlines too) as ``⟨U+202E⟩`` markers."""
+        return reveal(self.heading, one_line=True)
 
     @property
     def detail(self) -> str:
@@ -98,7 +98,9 @@ class ToolRequest:
 
     @property
     def hidden_count(self) -> int:
-        return sum(count_hidden(t) for t in (self.heading, self.claim, self.body, self.extra))
+        return count_hidden(self.heading, one_line=True) + sum(
+            count_hidden(t) for t in (self.claim, self.body, self.extra)
+        )
 
 
 # --- describing a request -------------------------------------------------------------------
@@ -351,7 +353,7 @@ def header_html(request: ToolRequest) -> str:
     """Our title; then the model's claim, quoted; then a warning if anything was hidden."""
     parts = [
         f'<div class="byre-approval-title" style="{_WRAP};max-height:8em;overflow:auto">'
-        f"<b>Claude asks:</b> {reveal_html(request.heading)}</div>"
+        f"<b>Claude asks:</b> {reveal_html(request.heading, one_line=True)}</div>"
     ]
     if request.claim:
         parts.append(

@@ -42,6 +42,8 @@ _HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 
 # Only characters outside printable ASCII need a closer look; most text has few of them.
 _CANDIDATE = re.compile(r"[^\t\n\x20-\x7e]")
+# In a title or a path a newline or a tab is itself a disguise: there they are shown too.
+_CANDIDATE_ONE_LINE = re.compile(r"[^\x20-\x7e]")
 
 #: Inline style of a marker in HTML: visibly not part of the text, in light and dark themes.
 MARKER_STYLE = (
@@ -72,32 +74,43 @@ def marker(ch: str) -> str:
     return f"⟨U+{ord(ch):04X}⟩"
 
 
-def _hidden_positions(text: str) -> list[re.Match[str]]:
-    return [m for m in _CANDIDATE.finditer(text) if is_hidden(m.group())]
+def _hidden(ch: str, one_line: bool) -> bool:
+    return is_hidden(ch) or (one_line and ch in "\n\t")
 
 
-def count_hidden(text: str) -> int:
-    """How many hidden characters ``text`` holds."""
-    return len(_hidden_positions(text))
+def _hidden_positions(text: str, one_line: bool = False) -> list[re.Match[str]]:
+    candidates = _CANDIDATE_ONE_LINE if one_line else _CANDIDATE
+    return [m for m in candidates.finditer(text) if _hidden(m.group(), one_line)]
 
 
-def reveal(text: str) -> str:
-    """``text`` with every hidden character replaced by its :func:`marker`. Plain text."""
-    return _CANDIDATE.sub(lambda m: marker(m.group()) if is_hidden(m.group()) else m.group(), text)
+def count_hidden(text: str, *, one_line: bool = False) -> int:
+    """How many hidden characters ``text`` holds (``one_line``: as :func:`reveal`)."""
+    return len(_hidden_positions(text, one_line))
+
+
+def reveal(text: str, *, one_line: bool = False) -> str:
+    """``text`` with every hidden character replaced by its :func:`marker`. Plain text.
+
+    ``one_line``: the text is a title or a path, so ``\\n`` and ``\\t`` are markers too.
+    """
+    candidates = _CANDIDATE_ONE_LINE if one_line else _CANDIDATE
+    return candidates.sub(
+        lambda m: marker(m.group()) if _hidden(m.group(), one_line) else m.group(), text
+    )
 
 
 def _name(ch: str) -> str:
     return unicodedata.name(ch, "") or f"control character {ord(ch):#04x}"
 
 
-def reveal_html(text: str) -> str:
+def reveal_html(text: str, *, one_line: bool = False) -> str:
     """``text`` escaped for HTML, each hidden character a styled marker (named in its title).
 
     The styling tells a real marker from the same characters typed literally by the model.
     """
     out: list[str] = []
     pos = 0
-    for m in _hidden_positions(text):
+    for m in _hidden_positions(text, one_line):
         ch = m.group()
         out.append(html.escape(text[pos : m.start()], quote=True))
         out.append(

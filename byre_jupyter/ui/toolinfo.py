@@ -104,11 +104,12 @@ def _lines(text: str) -> list[str]:
 def _unified(path: str, old: str, new: str, context: int | None) -> str:
     old_lines, new_lines = _lines(old), _lines(new)
     n = max(len(old_lines), len(new_lines)) if context is None else context
+    name = reveal(path, one_line=True)  # a newline in the path would fake diff lines
     diff = difflib.unified_diff(
         old_lines,
         new_lines,
-        fromfile=f"a/{path}" if path else "a",
-        tofile=f"b/{path}" if path else "b",
+        fromfile=f"a/{name}" if name else "a",
+        tofile=f"b/{name}" if name else "b",
         n=n,
     )
     # As git does: a last line without a newline says so, or "x" → "x\n" would look unchanged.

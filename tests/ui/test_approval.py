@@ -283,3 +283,16 @@ def test_the_static_record_keeps_the_markers() -> None:
             assert ch not in saved, (mime, hex(ord(ch)))
         assert "⟨U+202E⟩" in saved and "⟨U+200B⟩" in saved, mime
         assert "Write /tmp/notes⟨U+202E⟩txt.sh" in saved, mime
+
+
+def test_a_newline_in_a_path_cannot_fake_a_title_or_diff_lines(
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    path = "/tmp/a.py\n+++ b//etc/passwd"
+    title, _ = describe_tool_request("Write", {"file_path": path, "content": "x\n"})
+    assert title == "Write /tmp/a.py⟨U+000A⟩+++ b//etc/passwd (1 line)"
+    _card, text = card_for(
+        loop, "Edit", {"file_path": path, "old_string": "a\n", "new_string": "b\n"}
+    )
+    assert "\n+++ b//etc/passwd\n" not in text  # no line of its own
+    assert "--- a//tmp/a.py⟨U+000A⟩+++ b//etc/passwd\n" in text

@@ -67,3 +67,10 @@ def test_html_escapes_and_marks_only_real_hidden_characters() -> None:
     # A control character has no Unicode name: the title says what it is.
     assert 'title="control character 0x1b"' in reveal_html("\x1b")
     assert html.unescape(reveal_html("x\u200by")).count("⟨U+200B⟩") == 1
+
+
+def test_one_line_text_shows_newlines_and_tabs_too() -> None:
+    assert reveal("a\nb\tc") == "a\nb\tc"
+    assert reveal("a\nb\tc", one_line=True) == "a⟨U+000A⟩b⟨U+0009⟩c"
+    assert count_hidden("a\nb", one_line=True) == 1 and count_hidden("a\nb") == 0
+    assert "⟨U+000A⟩</span>" in reveal_html("a\nb", one_line=True)
