@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from byre_jupyter.ui.blocks import ImageView, ToolCardView
+from byre_jupyter.ui.reveal import reveal
 from byre_jupyter.ui.viewmodel import TurnView
 
 __all__ = [
@@ -114,8 +115,14 @@ def footer_parts(view: TurnView) -> list[str]:
 def card_input_text(card: ToolCardView) -> str:
     """The input worth showing in a card body: a diff, ``$ command``, code, or pretty JSON.
 
-    Empty when the one-line summary already says everything (``Read`` of a path).
+    Empty when the one-line summary already says everything (``Read`` of a path). Hidden
+    characters (bidi overrides, zero-width, ``\\r``...) show as ``⟨U+202E⟩`` markers, so the
+    saved record of a tool call reads as what ran (ui/reveal.py).
     """
+    return reveal(_card_input(card))
+
+
+def _card_input(card: ToolCardView) -> str:
     if card.diff:
         return card.diff
     command = card.input.get("command")

@@ -1,6 +1,8 @@
 """What a tool call looks like in one line: labels, input summaries, edit diffs, image types.
 
-Pure helpers used by the view model and the renderers.
+Pure helpers used by the view model and the renderers. Summaries come back with hidden
+characters made visible (:mod:`byre_jupyter.ui.reveal`); diffs are raw text (their renderers
+reveal them).
 """
 
 from __future__ import annotations
@@ -9,6 +11,8 @@ import difflib
 import json
 from collections.abc import Mapping
 from typing import Any
+
+from byre_jupyter.ui.reveal import reveal
 
 __all__ = [
     "compact_json",
@@ -49,7 +53,12 @@ def compact_json(value: Any) -> str:
 
 
 def summarize_tool_input(name: str, tool_input: Mapping[str, Any]) -> str:
-    """One short line describing a tool call (the command, the path, the description...)."""
+    """One short line describing a tool call (the command, the path, the description...),
+    hidden characters shown as ``⟨U+202E⟩`` markers."""
+    return reveal(_summary(name, tool_input))
+
+
+def _summary(name: str, tool_input: Mapping[str, Any]) -> str:
 
     def field_(*keys: str) -> str | None:
         for key in keys:
@@ -82,29 +91,48 @@ def summarize_tool_input(name: str, tool_input: Mapping[str, Any]) -> str:
     return _shorten(compact_json(dict(tool_input))) if tool_input else ""
 
 
-def _unified(path: str, old: str, new: str) -> str:
-    lines = difflib.unified_diff(
-        old.splitlines(keepends=True),
-        new.splitlines(keepends=True),
-        fromfile=f"a/{path}" if path else "a",
-        tofile=f"b/{path}" if path else "b",
-        n=3,
+def _lines(text: str) -> list[str]:
+    """``text`` split after each ``\\n`` only: ``\\r``, U+2028 and friends stay inside their
+    line (``str.splitlines`` would break there, showing a line break the file does not have)."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+def _unified(path: str, old: str, new: str, context: int | None) -> str:
+    old_lines, new_lines = _lines(old), _lines(new)
+    n = max(len(old_lines), len(new_lines)) if context is None else context
+    name = reveal(path, one_line=True)  # a newline in the path would fake diff lines
+    diff = difflib.unified_diff(
+        old_lines,
+        new_lines,
+        fromfile=f"a/{name}" if name else "a",
+        tofile=f"b/{name}" if name else "b",
+        n=n,
     )
-    return "".join(ln if ln.endswith("\n") else ln + "\n" for ln in lines)
+    # As git does: a last line without a newline says so, or "x" → "x\n" would look unchanged.
+    return "".join(
+        ln if ln.endswith("\n") else ln + "\n\\ No newline at end of file\n" for ln in diff
+    )
 
 
-def tool_diff(name: str, tool_input: Mapping[str, Any]) -> str | None:
-    """A unified diff for ``Edit``/``MultiEdit`` (old_string → new_string), else None."""
+def tool_diff(name: str, tool_input: Mapping[str, Any], *, context: int | None = 3) -> str | None:
+    """A unified diff for ``Edit``/``MultiEdit`` (old_string → new_string), else None.
+
+    ``context`` lines around each change; None for the whole of both strings.
+    """
     path = str(tool_input.get("file_path", ""))
     if name == "Edit":
         old, new = tool_input.get("old_string"), tool_input.get("new_string")
         if isinstance(old, str) and isinstance(new, str):
-            return _unified(path, old, new)
+            return _unified(path, old, new, context)
     if name == "MultiEdit":
         edits = tool_input.get("edits")
         if isinstance(edits, list):
             parts = [
-                _unified(path, str(e.get("old_string", "")), str(e.get("new_string", "")))
+                _unified(path, str(e.get("old_string", "")), str(e.get("new_string", "")), context)
                 for e in edits
                 if isinstance(e, Mapping)
             ]

@@ -3,10 +3,11 @@
 The real ``claude`` CLI runs in permission mode "default", so every Bash call reaches the
 kernel as ``can_use_tool``; Claude's in-kernel ``mcp__byre__python`` tool asks under the default
 ``Claude.python_tool = "ask"``. Either way an approval card appears in the running cell's live
-widget ("Claude asks: ...", the command in a ``<pre>``, Allow once / Always allow (session) /
-Deny and a reason box). These tests click it the way a user does and check what the click
-caused: the file the command makes, the variable the code sets, the tool_result the scripted
-API receives next, and the decision kept in the static output that replaces the widget.
+widget ("Claude asks: ..." in our own words, the model's description only as a quoted claim,
+the whole command in a ``<pre>``, Allow once / Always allow (session) / Deny and a reason
+box). These tests click it the way a user does and check what the click caused: the file the
+command makes, the variable the code sets, the tool_result the scripted API receives next, and
+the decision kept in the static output that replaces the widget.
 
 Browser tests are sync functions (see conftest.py). Every wait is bounded; no fixed sleeps.
 """
@@ -124,6 +125,12 @@ def cards_seen(lab: LabPage, i: int, title: str) -> list[str]:
     return [s["text"] for s in lab.output_states(i) if needle in s["text"]]
 
 
+def claims_seen(lab: LabPage, i: int, claim: str) -> list[str]:
+    """Recorded DOM states of cell ``i`` showing a card whose model description is ``claim``."""
+    needle = f"Claude says: “{claim}”"
+    return [s["text"] for s in lab.output_states(i) if needle in s["text"]]
+
+
 def wait_until(check: Any, timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while not check():
@@ -147,7 +154,8 @@ def test_allow_once_runs_the_command(
 
     lab.run_cell(1, wait=False)
     box = wait_for_card(lab, 1)
-    assert "Run a shell command: Create a file" in box.inner_text()
+    assert "Claude asks: Run a shell command" in box.inner_text()
+    assert "Claude says: “Create a file”" in box.inner_text()  # the model's words, quoted
     assert box.locator("pre").inner_text().strip() == command
     assert box.locator(ALWAYS).count() == 1 and box.locator(DENY).count() == 1
     assert box.locator(REASON).count() == 1
@@ -163,7 +171,7 @@ def test_allow_once_runs_the_command(
     assert_clean(final)
     data = static_data(lab, 1)
     md = data["text/markdown"]
-    assert "Approved: Run a shell command: Create a file (allowed once)" in md, md
+    assert "Approved: Run a shell command (allowed once)" in md, md
     assert f"$ {command}" in md and "Bash" in md, md  # the command's card
     assert "Approved: Run a shell command" in data["text/html"]
 
@@ -198,7 +206,7 @@ def test_deny_with_reason_reaches_the_model(
     assert "DENYDONE" in final and "Permission denied" in final, final
     assert_clean(final)
     md = static_data(lab, 1)["text/markdown"]
-    assert "Permission denied: Run a shell command: Create a file: not today" in md, md
+    assert "Permission denied: Run a shell command: not today" in md, md
 
 
 # --------------------------------------------------------------------------------------------
@@ -226,13 +234,13 @@ def test_always_allow_covers_later_calls_in_the_session(
     box.locator(ALWAYS).click()
     assert lab.wait_for_cell(1, timeout=60)
     assert files[0].exists() and files[1].exists()
-    assert cards_seen(lab, 1, "Run a shell command: Second file") == []
+    assert claims_seen(lab, 1, "Second file") == []
     final = lab.output_text(1)
     assert "ALWAYSDONE" in final, final
     assert_clean(final)
     md = static_data(lab, 1)["text/markdown"]
-    assert "Approved: Run a shell command: First file (allowed always, in this session)" in md
-    assert "Approved: Run a shell command: Second file (always allowed in this session)" in md
+    assert "Approved: Run a shell command (allowed always, in this session)" in md
+    assert "Approved: Run a shell command (always allowed in this session)" in md
 
     # The next cell of the same session: still no card.
     lab.watch_output(2)
@@ -242,7 +250,7 @@ def test_always_allow_covers_later_calls_in_the_session(
     assert cards_seen(lab, 2, "Run a shell command") == []
     assert "THIRDDONE" in lab.output_text(2)
     md = static_data(lab, 2)["text/markdown"]
-    assert "Third file (always allowed in this session)" in md, md
+    assert "Run a shell command (always allowed in this session)" in md, md
     for n in (1, 2, 3):
         req = api.wait_for_request(f"made{n}", timeout=5)  # the tool_result that made file n
         assert not req.last_tool_results[-1]["is_error"]

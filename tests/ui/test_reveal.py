@@ -1,0 +1,76 @@
+"""ui/reveal.py: which characters count as hidden, and how they are shown."""
+
+from __future__ import annotations
+
+import html
+
+import pytest
+
+from byre_jupyter.ui.reveal import count_hidden, is_hidden, marker, reveal, reveal_html
+
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff"
+FAKE_BREAKS = "\u2028\u2029\r\x0b\x0c\x85"
+CONTROLS = "\x00\x01\x07\x08\x1b\x1f\x7f\x9b"  # NUL, SOH, BEL, BS, ESC, US, DEL, CSI
+FORMAT = "\u00ad\u180e\u2061\u2064\U000e0001\U000e0041\U000e007f\ufff9"  # SHY, tags, ...
+SPACES = "\u00a0\u2000\u2007\u200a\u202f\u205f\u3000"  # look like " " but are not one
+BLANKS = "\u034f\u115f\u1160\u3164\uffa0\u2800\ufe0f\ufe00\U000e0100\U000e01ef"
+SURROGATE = "\ud800"
+
+
+@pytest.mark.parametrize(
+    "ch", list(BIDI + ZERO_WIDTH + FAKE_BREAKS + CONTROLS + FORMAT + SPACES + BLANKS + SURROGATE)
+)
+def test_each_hidden_character_becomes_a_marker(ch: str) -> None:
+    assert is_hidden(ch)
+    shown = reveal(f"a{ch}b")
+    assert shown == f"a⟨U+{ord(ch):04X}⟩b" and ch not in shown
+    assert count_hidden(f"a{ch}b{ch}") == 2
+
+
+def test_ordinary_text_is_left_alone() -> None:
+    text = (
+        "plain ASCII: ~!@#$%^&*()_+{}|:\"<>?`-=[]\\;',./\n\ttabbed\n"
+        "accents: café naïve Ærøskøbing; Greek αβγ; Cyrillic жук; Hebrew שלום; Arabic سلام\n"
+        "CJK 漢字かなカナ 한국어; emoji 🙂🚀; math ∑∫√≠; arrows ⟨⟩→; box ┌─┐\n"
+    )
+    assert reveal(text) == text
+    assert count_hidden(text) == 0
+
+
+def test_the_marker_spells_the_code_point() -> None:
+    assert marker("\u202e") == "⟨U+202E⟩"
+    assert marker("\r") == "⟨U+000D⟩"
+    assert marker("\U000e0041") == "⟨U+E0041⟩"
+
+
+def test_a_trojan_source_line_reads_in_logical_order() -> None:
+    # CVE-2021-42574: on screen this shows as an innocent comment; run, it is not.
+    line = 'access_level != "user\u202e \u2066// Check if admin\u2069 \u2066"'
+    assert reveal(line) == (
+        'access_level != "user⟨U+202E⟩ ⟨U+2066⟩// Check if admin⟨U+2069⟩ ⟨U+2066⟩"'
+    )
+
+
+def test_carriage_return_keeps_real_newlines() -> None:
+    assert reveal("a\r\nb\rc") == "a⟨U+000D⟩\nb⟨U+000D⟩c"
+
+
+def test_html_escapes_and_marks_only_real_hidden_characters() -> None:
+    # The model may type the marker itself: in HTML only the real one is styled and named.
+    out = reveal_html('<img src=x onerror=alert(1)>"&\u202e⟨U+202E⟩')
+    assert "<img" not in out and "&lt;img" in out and "&quot;&amp;" in out
+    assert out.count("byre-hidden-char") == 1
+    assert 'title="RIGHT-TO-LEFT OVERRIDE"' in out
+    assert out.endswith("</span>⟨U+202E⟩")
+    assert "\u202e" not in out
+    # A control character has no Unicode name: the title says what it is.
+    assert 'title="control character 0x1b"' in reveal_html("\x1b")
+    assert html.unescape(reveal_html("x\u200by")).count("⟨U+200B⟩") == 1
+
+
+def test_one_line_text_shows_newlines_and_tabs_too() -> None:
+    assert reveal("a\nb\tc") == "a\nb\tc"
+    assert reveal("a\nb\tc", one_line=True) == "a⟨U+000A⟩b⟨U+0009⟩c"
+    assert count_hidden("a\nb", one_line=True) == 1 and count_hidden("a\nb") == 0
+    assert "⟨U+000A⟩</span>" in reveal_html("a\nb", one_line=True)
