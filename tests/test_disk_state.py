@@ -8,6 +8,7 @@ notebooks in one folder, file modes under a permissive umask, a transcript on a 
 
 from __future__ import annotations
 
+import base64
 import builtins
 import importlib
 import json
@@ -297,6 +298,19 @@ def test_transcript_lines_are_redacted_and_stay_json(
     assert content[1]["input_tokens"] == 12 and content[1]["apiKeySource"] == "none"
     assert "/root" in content[2]["text"]
     assert lines[0]["msg"]["response"]["response"]["account"]["email"] == "[redacted]"
+
+
+def test_transcript_keeps_image_payloads_verbatim(tmp_path: Path) -> None:
+    """Base64 pixels are not text to redact (and scanning megabytes of them blocked the loop)."""
+    data = base64.b64encode(os.urandom(600_000)).decode()
+    path = tmp_path / "t.jsonl"
+    writer = TranscriptWriter(path, {})
+    block = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}}
+    writer.write("recv", {"type": "user", "content": [block, {"type": "text", "text": ANT_KEY}]})
+    writer.close()
+    content = json.loads(path.read_text())["msg"]["content"]
+    assert content[0]["source"]["data"] == data
+    assert content[1]["text"] == "[redacted]"
 
 
 # -- the CLI's environment and error text ---------------------------------------------------

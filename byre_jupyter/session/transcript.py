@@ -73,7 +73,13 @@ class TranscriptWriter:
                 return REDACTED
             return redact_text(value, self._secrets)
         if isinstance(value, Mapping):
-            return {str(k): self._scrub(v, str(k)) for k, v in value.items()}
+            # An image's base64 payload is pixels, not text: kept as it is (and redact_text
+            # over megabytes of base64 would stall the kernel's loop for seconds).
+            media = "media_type" in value or "mimeType" in value
+            return {
+                str(k): v if media and k == "data" else self._scrub(v, str(k))
+                for k, v in value.items()
+            }
         if isinstance(value, (list, tuple)):
             return [self._scrub(v) for v in value]
         return value
