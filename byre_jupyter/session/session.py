@@ -100,7 +100,7 @@ class Session:
         self.cwd = os.fspath(cwd) if cwd is not None else None
         self.permission_mode = permission_mode
         self.env = dict(env or {})
-        self.env_drop = tuple(env_drop)  # kept from the CLI, beyond transport's defaults
+        self.env_drop = tuple(env_drop)  # withheld from the CLI, beyond DEFAULT_ENV_DROP
         self.extra_args = tuple(extra_args)
         self.hooks = {event: list(fns) for event, fns in (hooks or {}).items()}
         self.can_use_tool = can_use_tool or default_policy(permission_mode)
