@@ -2,13 +2,20 @@
 
 Every error the package raises on purpose is a :class:`ByreError`; each subclass carries the
 data a caller needs to act on it (an exit code, the CLI's stderr tail, the offending line) rather
-than burying it in the message. Pure module: importable from the protocol layer.
+than burying it in the message. Text that comes from the CLI (its stderr, its error strings)
+passes through :func:`~byre_jupyter.redact.redact_text` before it is stored or shown: a key the
+CLI echoes must not land in a notebook. Pure module: importable from the protocol layer.
 """
 
 from __future__ import annotations
 
+import os
+
+from .redact import redact_text, secret_values
+
 __all__ = [
     "ByreError",
+    "ByreWarning",
     "CLIConnectionError",
     "CLINotFoundError",
     "CLIProcessError",
@@ -23,6 +30,16 @@ __all__ = [
 
 class ByreError(Exception):
     """Base class of every error byre_jupyter raises on purpose."""
+
+
+class ByreWarning(UserWarning):
+    """Best-effort work failed (a transcript, the resume index); what the user asked for went on."""
+
+
+def _redacted(text: str) -> str:
+    """``text`` from the CLI with credential-shaped strings and the values of the
+    environment's secret-named variables replaced."""
+    return redact_text(text, secret_values(os.environ))
 
 
 class CLINotFoundError(ByreError):
@@ -46,10 +63,11 @@ class CLIProcessError(CLIConnectionError):
 
     def __init__(self, message: str, exit_code: int | None, stderr_tail: str) -> None:
         self.exit_code = exit_code
-        self.stderr_tail = stderr_tail
-        detail = f"{message} (exit code {exit_code})"
-        if stderr_tail.strip():
-            detail += f"\n--- claude stderr (tail) ---\n{stderr_tail.rstrip()}"
+        # Stored redacted: the raw tail is shown nowhere, so nothing needs to keep it.
+        self.stderr_tail = _redacted(stderr_tail)
+        detail = f"{_redacted(message)} (exit code {exit_code})"
+        if self.stderr_tail.strip():
+            detail += f"\n--- claude stderr (tail) ---\n{self.stderr_tail.rstrip()}"
         super().__init__(detail)
 
 
@@ -75,10 +93,10 @@ class ControlError(ByreError):
 
     def __init__(self, subtype: str, error: str, error_code: str | None = None) -> None:
         self.subtype = subtype
-        self.error = error
+        self.error = _redacted(error)
         self.error_code = error_code
         code = f" [{error_code}]" if error_code else ""
-        super().__init__(f"control request {subtype!r} failed{code}: {error}")
+        super().__init__(f"control request {subtype!r} failed{code}: {self.error}")
 
 
 class ControlTimeout(ControlError):

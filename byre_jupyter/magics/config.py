@@ -61,3 +61,14 @@ class Claude(Configurable):
     max_line_mb = Int(64, help="Largest stdout line accepted from the CLI, in MiB.").tag(
         config=True
     )
+    env_drop = List(
+        Unicode(),
+        help="Environment variables kept from the CLI, as names or globs ('OPENAI_*'), in "
+        "addition to Jupyter's own credentials, which are always dropped: JUPYTER_TOKEN, "
+        "JUPYTER_TOKEN_FILE, JPY_API_TOKEN, JPY_COOKIE_SECRET, JUPYTERHUB_*TOKEN*, "
+        "JUPYTERHUB_*SECRET*, JUPYTERHUB_*COOKIE*, JUPYTERHUB_*KEY*, CONFIGPROXY_AUTH_TOKEN, "
+        "JUPYTER_GATEWAY_AUTH_TOKEN, JUPYTER_GATEWAY_HTTP_PWD, JUPYTER_GATEWAY_HEADERS, "
+        "JUPYTER_GATEWAY_CLIENT_KEY. To pass one of those on anyway, set it in Claude.env "
+        "(an entry there always wins), e.g. `%config Claude.env = {'JUPYTERHUB_API_TOKEN': "
+        "os.environ['JUPYTERHUB_API_TOKEN']}`.",
+    ).tag(config=True)

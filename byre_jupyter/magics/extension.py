@@ -2,18 +2,17 @@
 
 One :class:`ClaudeExtension` lives on the shell while the extension is loaded. The magics only
 parse and delegate to it; it creates sessions from the ``Claude`` configuration and remembers
-each session's conversation id on disk (``~/.byre_jupyter/sessions.json``, keyed by working
-directory and session name) so ``%claude resume`` can continue after a kernel restart.
+each session's conversation id on disk (``~/.byre_jupyter/sessions.json``, keyed by notebook and
+session name: :mod:`byre_jupyter.session.index`) so ``%claude resume`` can continue after a
+kernel restart.
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import os
 import time
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from IPython.core.interactiveshell import InteractiveShell
@@ -21,6 +20,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from ..kernel import ApprovalDecision as PythonDecision
 from ..kernel import PythonApproval, PythonRunner, kernel_tools
 from ..session import Deny, McpServer, PermissionRequest, Session, SessionManager, TurnResult
+from ..session.index import NOTEBOOK_ENV, ResumeIndex, default_index_path, resume_keys
 from ..session.permissions import Allow
 from ..ui import TurnView
 from ..ui.approval import ApprovalDecision, describe_tool_request
@@ -38,9 +38,7 @@ PYTHON_HEADLESS = (
     "byre_jupyter: running Python in the user's kernel needs approval, and nobody can click "
     "here (a headless run). The user can allow it with `%config Claude.python_tool = 'allow'`."
 )
-STATE_FILE = (
-    Path(os.environ.get("BYRE_STATE_DIR", "~/.byre_jupyter")).expanduser() / "sessions.json"
-)
+STATE_FILE = default_index_path()
 
 
 class ClaudeExtension:
@@ -73,6 +71,7 @@ class ClaudeExtension:
             "cwd": self.cwd(),
             "permission_mode": cfg.permission_mode,
             "env": dict(cfg.env),
+            "env_drop": list(cfg.env_drop),
             "extra_args": list(cfg.extra_args),
             "interrupt_grace": cfg.interrupt_grace,
             "max_line_bytes": cfg.max_line_mb * 1024 * 1024,
@@ -92,7 +91,8 @@ class ClaudeExtension:
         return self.manager.get(name)
 
     def resume(self, name: str, session_id: str | None) -> Session:
-        session_id = session_id or self.remembered().get(self._key(name))
+        keys = resume_keys(name, self.cwd(), os.environ.get(NOTEBOOK_ENV))
+        session_id = session_id or ResumeIndex(STATE_FILE).find(keys)
         if not session_id:
             from IPython.core.error import UsageError
 
@@ -202,28 +202,15 @@ class ClaudeExtension:
     # -- memory of conversations -----------------------------------------------------------
 
     def _key(self, name: str) -> str:
-        return f"{self.cwd()}::{name}"
+        return resume_keys(name, self.cwd(), os.environ.get(NOTEBOOK_ENV))[0]
 
     def remembered(self) -> dict[str, str]:
-        try:
-            data = json.loads(STATE_FILE.read_text())
-        except (OSError, ValueError):
-            return {}
-        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+        return ResumeIndex(STATE_FILE).read()
 
     def remember(self, session: Session, result: TurnResult) -> None:
         self.results[session.name] = result
-        if not result.session_id:
-            return
-        data = self.remembered()
-        data[self._key(session.name)] = result.session_id
-        try:
-            STATE_FILE.parent.mkdir(parents=True, exist_ok=True)
-            tmp = STATE_FILE.with_suffix(".tmp")
-            tmp.write_text(json.dumps(data, indent=1))
-            tmp.replace(STATE_FILE)
-        except OSError:
-            pass  # remembering is a convenience; a read-only home must not break turns
+        if result.session_id:
+            ResumeIndex(STATE_FILE).set(self._key(session.name), result.session_id)
 
     # -- frontend ------------------------------------------------------------------------
 

@@ -3,12 +3,17 @@
 Accepted: a file path; or the name of a variable holding PNG/JPEG/GIF/WebP bytes, a PIL image, a
 matplotlib figure, or an ``IPython.display.Image``. Anything else is a
 :class:`~IPython.core.error.UsageError` that says what was expected: nothing is sent then.
+
+A file is measured before it is read: only regular files are opened (a FIFO or ``/dev/zero``
+would block or never end), one over the limit is refused by its size, and the read itself is
+bounded, so a file that grows after the check still cannot fill the kernel's memory.
 """
 
 from __future__ import annotations
 
 import io
 import os
+import stat
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,13 +30,44 @@ _EXPECTED = (
 )
 
 
+def _size(n: int) -> str:
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift:
+            return f"{n / (1 << shift):.1f} {unit}"
+    return f"{n} bytes"
+
+
+def _too_big(what: str, size: int) -> UsageError:
+    return UsageError(f"-i {what}: image is {_size(size)}; the limit is {_size(_MAX_IMAGE_BYTES)}")
+
+
 def _check(data: bytes, what: str) -> tuple[str, bytes]:
+    if len(data) > _MAX_IMAGE_BYTES:
+        raise _too_big(what, len(data))
     media_type = sniff_image_type(data)
     if media_type is None:
         raise UsageError(f"-i {what}: not a PNG, JPEG, GIF or WebP image")
-    if len(data) > _MAX_IMAGE_BYTES:
-        raise UsageError(f"-i {what}: image is {len(data) >> 20} MiB; the limit is 20 MiB")
     return media_type, data
+
+
+def _read_file(path: str, what: str) -> tuple[str, bytes]:
+    """A file's image bytes, measured first (see the module docstring)."""
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise UsageError(f"-i {what}: not a regular file; expected {_EXPECTED}")
+        if info.st_size > _MAX_IMAGE_BYTES:
+            raise _too_big(what, info.st_size)
+        # O_NONBLOCK: if a FIFO was swapped in since the stat, opening it does not wait for a
+        # writer; the fstat below then refuses it.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with open(fd, "rb", closefd=True) as f:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise UsageError(f"-i {what}: not a regular file; expected {_EXPECTED}")
+            data = f.read(_MAX_IMAGE_BYTES + 1)
+    except OSError as e:  # unreadable (permissions), or gone since the stat
+        raise UsageError(f"-i {what}: cannot read the file: {e.strerror or e}") from None
+    return _check(data, what)
 
 
 def _lookup(name: str, namespace: Mapping[str, Any]) -> Any:
@@ -60,12 +96,8 @@ def resolve_image(spec: str, namespace: Mapping[str, Any]) -> tuple[str, bytes]:
         value = _lookup(spec, namespace)
     except (KeyError, AttributeError):
         path = os.path.expanduser(spec)
-        if os.path.isfile(path):
-            try:
-                with open(path, "rb") as f:
-                    return _check(f.read(), spec)
-            except OSError as e:  # unreadable (permissions), or gone since the check
-                raise UsageError(f"-i {spec}: cannot read the file: {e.strerror or e}") from None
+        if os.path.lexists(path):
+            return _read_file(path, spec)
         raise UsageError(f"-i {spec}: no such file or variable; expected {_EXPECTED}") from None
     try:
         return _from_object(value, spec)
@@ -80,9 +112,8 @@ def resolve_image(spec: str, namespace: Mapping[str, Any]) -> tuple[str, bytes]:
 def _from_object(value: Any, what: str) -> tuple[str, bytes]:
     if isinstance(value, (bytes, bytearray, memoryview)):
         return _check(bytes(value), what)
-    if isinstance(value, (str, os.PathLike)) and os.path.isfile(os.fspath(value)):
-        with open(os.fspath(value), "rb") as f:
-            return _check(f.read(), what)
+    if isinstance(value, (str, os.PathLike)) and os.path.lexists(os.fspath(value)):
+        return _read_file(os.fspath(value), what)
     kind = type(value)
     module = kind.__module__ or ""
     if module.startswith("PIL.") and hasattr(value, "save"):

@@ -92,6 +92,7 @@ class Session:
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         commit_name: str | None = None,
         commit_email: str | None = None,
+        env_drop: Sequence[str] = (),
     ) -> None:
         self.name = name
         self.model = model
@@ -99,6 +100,7 @@ class Session:
         self.cwd = os.fspath(cwd) if cwd is not None else None
         self.permission_mode = permission_mode
         self.env = dict(env or {})
+        self.env_drop = tuple(env_drop)  # withheld from the CLI, beyond DEFAULT_ENV_DROP
         self.extra_args = tuple(extra_args)
         self.hooks = {event: list(fns) for event, fns in (hooks or {}).items()}
         self.can_use_tool = can_use_tool or default_policy(permission_mode)
@@ -141,7 +143,9 @@ class Session:
         self._background: Turn | None = None
         self._closed = False
         self._hook_ids: dict[str, HookCallback] = {}
-        self._transcript = TranscriptWriter(transcript) if transcript else None
+        self._transcript = (
+            TranscriptWriter(transcript, {**os.environ, **self.env}) if transcript else None
+        )
 
     # -- public properties ----------------------------------------------------------------
 
@@ -220,6 +224,7 @@ class Session:
             allow_bypass=_bypass_allowed({**os.environ, **self.env}),
             extra_args=self.extra_args,
             env=self.env,
+            env_drop=self.env_drop,
             commit_name=self.commit_name,
             commit_email=self.commit_email,
         )
@@ -455,6 +460,7 @@ class Session:
         settings: dict[str, Any] = dict(
             model=self.model, cli_path=self.cli_path, cwd=self.cwd,
             permission_mode=self.permission_mode, env=self.env, extra_args=self.extra_args,
+            env_drop=self.env_drop,
         )  # fmt: skip
         settings.update(options)
         # A fresh session (new id) told to resume ours with --fork-session; "" = whole history.

@@ -1,43 +1,88 @@
 """Transcripts: every line in both directions as ``{"dir": "send"|"recv", "msg": ...}``.
 
-Stream events are left out (they repeat what the assistant lines carry). The account email from
-the initialize response is replaced by ``[redacted]`` everywhere it appears
-(``shared/protocol/claude-protocol.md``).
+Stream events are left out (they repeat what the assistant lines carry). Every string in a line
+passes through :func:`~byre_jupyter.redact.redact_text` with the values of the environment's
+secret-named variables, and the account email from the initialize response is replaced by
+``[redacted]`` everywhere it appears (``shared/protocol/claude-protocol.md``). Values under a
+secret-named key (``"token": ...``) are replaced whole.
+
+A transcript is a record, not part of the turn: the file is created ``0600`` in ``0700``
+folders (:mod:`.storage`), and when writing fails (a full disk, a file size limit, permissions)
+one :class:`~byre_jupyter.errors.ByreWarning` says so, the transcript stops and the turn goes on.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import warnings
 from collections.abc import Mapping
 from typing import IO, Any
 
+from ..errors import ByreWarning
+from ..redact import REDACTED, is_secret_name, redact_text, secret_values
+from .storage import make_private_dirs, open_private
+
 __all__ = ["TranscriptWriter"]
 
-REDACTED = "[redacted]"
+# Values under a secret-looking key that are plainly not secrets (usage counts, flags, "none").
+_PLAIN = frozenset({"", "none", "null", "true", "false"})
 
 
 class TranscriptWriter:
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], environ: Mapping[str, str] | None = None
+    ) -> None:
+        """``environ``: whose secret-named values to redact (default: this process's)."""
         self.path = os.fspath(path)
-        os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
-        self._file: IO[str] | None = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
-        self._secrets: set[str] = set()
+        self._secrets: set[str] = set(secret_values(os.environ if environ is None else environ))
+        self._file: IO[str] | None = None
+        try:
+            make_private_dirs(os.path.dirname(os.path.abspath(self.path)))
+            fd = open_private(self.path, append=True)
+            self._file = open(fd, "a", encoding="utf-8", closefd=True)  # noqa: SIM115
+        except OSError as e:
+            self._fail(e)
+
+    @property
+    def active(self) -> bool:
+        """Whether lines are still being written (False after a failure or close)."""
+        return self._file is not None
 
     def redact(self, secret: str | None) -> None:
         if secret:
             self._secrets.add(secret)
 
     def write(self, direction: str, message: Mapping[str, Any]) -> None:
+        """Append one line. Never raises for the file's sake: see the module docstring."""
         if self._file is None or message.get("type") == "stream_event":
             return
         if direction == "recv":
             self._learn(message)
-        line = json.dumps({"dir": direction, "msg": message}, ensure_ascii=False)
-        for secret in self._secrets:
-            line = line.replace(secret, REDACTED)
-        self._file.write(line + "\n")
-        self._file.flush()
+        line = json.dumps({"dir": direction, "msg": self._scrub(message)}, ensure_ascii=False)
+        try:
+            self._file.write(line + "\n")
+            self._file.flush()
+        except OSError as e:
+            self._fail(e)
+
+    def _scrub(self, value: Any, key: str = "") -> Any:
+        if isinstance(value, str):
+            if key and is_secret_name(key) and value.strip().lower() not in _PLAIN:
+                return REDACTED
+            return redact_text(value, self._secrets)
+        if isinstance(value, Mapping):
+            # An image's base64 payload is pixels, not text: kept as it is (and redact_text
+            # over megabytes of base64 would stall the kernel's loop for seconds).
+            media = "media_type" in value or "mimeType" in value
+            return {
+                str(k): v if media and k == "data" else self._scrub(v, str(k))
+                for k, v in value.items()
+            }
+        if isinstance(value, (list, tuple)):
+            return [self._scrub(v) for v in value]
+        return value
 
     def _learn(self, message: Mapping[str, Any]) -> None:
         # The initialize response carries account{email,...}: redact it from this line on.
@@ -51,7 +96,29 @@ class TranscriptWriter:
                     if isinstance(email, str):
                         self.redact(email)
 
+    def _fail(self, error: OSError) -> None:
+        """Stop writing, once, with one warning."""
+        file, self._file = self._file, None
+        if file is not None:
+            # The buffered line that failed fails again on close: already reported.
+            with contextlib.suppress(OSError):
+                file.close()
+        warnings.warn(
+            f"byre_jupyter: the transcript {self.path} could not be written "
+            f"({error.strerror or error}); it stops here and the conversation goes on.",
+            ByreWarning,
+            stacklevel=2,
+        )
+
     def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        file, self._file = self._file, None
+        if file is not None:
+            try:
+                file.close()
+            except OSError as e:
+                warnings.warn(
+                    f"byre_jupyter: the end of the transcript {self.path} could not be written "
+                    f"({e.strerror or e}).",
+                    ByreWarning,
+                    stacklevel=2,
+                )

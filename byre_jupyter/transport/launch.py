@@ -5,10 +5,17 @@ follows ``shared/protocol/claude-protocol.md`` ("Launch"): stream-json both ways
 partial messages, empty attribution, and the in-process sdk MCP server ``byre`` with
 ``alwaysLoad`` so its tools are in the prompt from the first turn (observed doc, section 8).
 Nothing secret goes on argv: keys travel in the environment only.
+
+The CLI gets the kernel's environment minus Jupyter's own credentials (:data:`DEFAULT_ENV_DROP`):
+a prompt-injected model can run ``env`` in Bash, and the server's token would let it drive the
+user's whole Jupyter server (every kernel, every file), the hub token their whole account. The
+CLI's own settings (``ANTHROPIC_*``, ``CLAUDE_*``, cloud-provider credentials for Bedrock or
+Vertex), ``PATH`` and ``HOME`` pass.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import shutil
@@ -17,9 +24,24 @@ from dataclasses import dataclass, field
 
 from ..errors import CLINotFoundError
 
-__all__ = ["LaunchSpec", "build_argv", "build_env", "find_cli"]
+__all__ = ["DEFAULT_ENV_DROP", "LaunchSpec", "build_argv", "build_env", "find_cli"]
 
 ENV_CLI_PATH = "BYRE_CLAUDE_PATH"
+
+#: Names and globs (case-sensitive) of variables never passed on to the CLI unless
+#: ``LaunchSpec.env`` sets them: jupyter_server's token (``JUPYTER_TOKEN``, ``JUPYTER_TOKEN_FILE``),
+#: the credentials JupyterHub's ``Spawner.get_env`` gives a single-user server (the API token as
+#: ``JUPYTERHUB_API_TOKEN`` and its deprecated alias ``JPY_API_TOKEN``, cookie options, the SSL
+#: key file), the Hub's own secrets (``JPY_COOKIE_SECRET``, ``CONFIGPROXY_AUTH_TOKEN``,
+#: ``JUPYTERHUB_CRYPT_KEY``) and a kernel gateway's (``JUPYTER_GATEWAY_AUTH_TOKEN``, its password,
+#: headers and client key). ``JPY_SESSION_NAME`` (the notebook's path) is not a credential.
+DEFAULT_ENV_DROP = (
+    "JUPYTER_TOKEN", "JUPYTER_TOKEN_FILE", "JPY_API_TOKEN", "JPY_COOKIE_SECRET",
+    "JUPYTERHUB_*TOKEN*", "JUPYTERHUB_*SECRET*", "JUPYTERHUB_*COOKIE*", "JUPYTERHUB_*KEY*",
+    "CONFIGPROXY_AUTH_TOKEN",
+    "JUPYTER_GATEWAY_AUTH_TOKEN", "JUPYTER_GATEWAY_HTTP_PWD", "JUPYTER_GATEWAY_HEADERS",
+    "JUPYTER_GATEWAY_CLIENT_KEY",
+)  # fmt: skip
 
 
 def find_cli(configured: str | None = None, env: Mapping[str, str] | None = None) -> str:
@@ -58,7 +80,8 @@ class LaunchSpec:
         default_factory=lambda: {"attribution": {"commit": "", "pr": ""}}
     )
     extra_args: Sequence[str] = ()
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = field(default_factory=dict)  # added last: always wins
+    env_drop: Sequence[str] = ()  # names/globs dropped in addition to DEFAULT_ENV_DROP
     commit_name: str | None = None
     commit_email: str | None = None
     # Launch so that a later set_permission_mode("bypassPermissions") is accepted (the CLI
@@ -104,8 +127,14 @@ def build_argv(spec: LaunchSpec) -> list[str]:
 
 
 def build_env(spec: LaunchSpec, base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The kernel's environment, minus ``CLAUDECODE``, plus commit identity and extra env."""
-    env = dict(os.environ if base is None else base)
+    """The kernel's environment, minus ``CLAUDECODE``, :data:`DEFAULT_ENV_DROP` and
+    ``spec.env_drop``, plus commit identity and ``spec.env`` (which always wins)."""
+    drop = (*DEFAULT_ENV_DROP, *spec.env_drop)
+    env = {
+        name: value
+        for name, value in (os.environ if base is None else base).items()
+        if not any(fnmatch.fnmatchcase(name, pattern) for pattern in drop)
+    }
     env.pop("CLAUDECODE", None)  # else the child believes it is nested in another Claude Code
     if spec.commit_name:
         env["GIT_AUTHOR_NAME"] = env["GIT_COMMITTER_NAME"] = spec.commit_name
