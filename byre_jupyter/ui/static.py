@@ -61,13 +61,12 @@ _STYLES = {
 # The whole-bundle allow-list: what render_markdown emits plus our own structure.
 _TAGS = {
     "a", "b", "blockquote", "br", "code", "del", "details", "div", "em", "h1", "h2", "h3",
-    "h4", "h5", "h6", "hr", "i", "img", "li", "ol", "p", "pre", "s", "span", "strong", "sub",
+    "h4", "h5", "h6", "hr", "i", "li", "ol", "p", "pre", "s", "span", "strong", "sub",
     "summary", "sup", "table", "tbody", "td", "th", "thead", "tr", "ul",
 }  # fmt: skip
 _ATTRS = {
     "*": {"style", "class"},
     "a": {"href", "title"},
-    "img": {"src", "alt", "title"},
     "td": {"align"},
     "th": {"align"},
     "ol": {"start"},
