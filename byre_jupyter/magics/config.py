@@ -61,3 +61,9 @@ class Claude(Configurable):
     max_line_mb = Int(64, help="Largest stdout line accepted from the CLI, in MiB.").tag(
         config=True
     )
+    max_saved_images_mb = Float(
+        5.0, min=0.0,
+        help="Most image data one turn saves into the notebook, in MB, all its images together "
+        "(tool results, attachments). An image that does not fit is downscaled when Pillow is "
+        "installed, otherwise replaced by a note with its type and size. 0 saves no images.",
+    ).tag(config=True)  # fmt: skip
