@@ -309,6 +309,9 @@ def terminal_text(view: TurnView, *, max_lines: int = 20) -> str:
 #: Below these, a downscaled copy is not worth saving: the image is replaced by a note.
 _MIN_DOWNSCALED = 4096
 _MIN_SIDE = 16
+#: Larger images are not decoded to be downscaled: a few compressed MB can declare a picture
+#: that takes gigabytes once decoded (Pillow only refuses above ~179 million pixels).
+_MAX_DECODE_PIXELS = 40_000_000
 
 
 def _image_output(image: ImageView, number: int, left: int, budget: int) -> tuple[Output, int]:
@@ -351,8 +354,10 @@ def _downscale(data: bytes, mime: str, budget: int) -> tuple[bytes, str, str] | 
         return None
     try:
         with Image.open(io.BytesIO(data)) as original:
+            width, height = original.size  # from the header, before anything is decoded
+            if width * height > _MAX_DECODE_PIXELS:
+                return None
             original.load()
-            width, height = original.size
             # JPEG stays JPEG; anything else (a GIF's first frame too) becomes PNG.
             out_format, out_mime = (
                 ("JPEG", "image/jpeg") if mime == "image/jpeg" else ("PNG", "image/png")

@@ -16,6 +16,7 @@ import zlib
 import pytest
 
 from byre_jupyter.magics.config import Claude
+from byre_jupyter.ui import static
 from byre_jupyter.ui.static import static_outputs
 from byre_jupyter.ui.viewmodel import TurnView
 
@@ -108,6 +109,17 @@ def test_with_pillow_the_image_over_budget_is_downscaled_to_fit() -> None:
         assert small.format == "PNG" and 16 <= small.width < SIDE and small.height == small.width
     caption = outputs[2][0]["text/plain"]
     assert f"downscaled from {SIDE}x{SIDE}" in caption and "image 2" in caption
+
+
+def test_an_image_too_large_to_decode_safely_becomes_a_note(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("PIL")
+    monkeypatch.setattr(static, "_MAX_DECODE_PIXELS", SIDE * SIDE - 1)
+    view, _ = fx.run_turn(two_big_images_turn())
+    outputs = static_outputs(view)
+    assert saved_images(outputs) == [BIG[0]]
+    assert "not saved" in outputs[2][0]["text/plain"]
 
 
 def test_the_budget_comes_from_the_view_or_the_keyword(monkeypatch: pytest.MonkeyPatch) -> None:
