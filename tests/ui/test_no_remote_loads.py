@@ -16,7 +16,8 @@ import mistune
 import pytest
 from support.hostile_markdown import corpus, corpus_text, loaders
 
-from byre_jupyter.ui.markdown import escape_markdown_html, render_markdown
+from byre_jupyter.ui import static
+from byre_jupyter.ui.markdown import clean_html, escape_markdown_html, render_markdown
 from byre_jupyter.ui.static import static_outputs, turn_html, turn_markdown
 
 from . import fixtures as fx
@@ -121,3 +122,11 @@ def test_live_widget_loads_nothing() -> None:
     bad = [(value[:200], loaders(value)) for value in html if loaders(value)]
     assert bad == []
     h.live.close()
+
+
+@pytest.mark.parametrize("name", sorted(n for n in CORPUS if n.startswith("raw-")))
+def test_the_sanitizers_alone_strip_everything_that_loads(name: str) -> None:
+    """The second fence: if a renderer ever let raw HTML through, nh3 still drops it."""
+    raw = CORPUS[name] + f'<img src="{BASE}/x"><p style="background:url({BASE}/y)">p</p>'
+    assert loaders(clean_html(raw)) == []
+    assert loaders(static._final_clean(raw)) == []
