@@ -78,7 +78,7 @@ __all__ = [
 #: User-text lines the CLI sends on interrupt (§6); they mark the turn, they are not content.
 _INTERRUPT_MARKERS = ("[Request interrupted by user",)
 #: Image bytes a turn may save into the notebook by default (static outputs; Claude's trait
-#: ``max_saved_images_mb`` sets it per turn). Two screenshots once made a 107 MB notebook.
+#: ``max_saved_images_mb`` sets it per turn). Two turns once made a 107 MB notebook.
 DEFAULT_IMAGE_BUDGET = 5 * 1024 * 1024
 #: The note the CLI appends next to every image it saved (§5, §8).
 _IMAGE_NOTE = re.compile(r"^\s*\[Image: source: [^\n]*\]\s*$")
