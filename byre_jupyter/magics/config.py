@@ -63,7 +63,7 @@ class Claude(Configurable):
     )
     env_drop = List(
         Unicode(),
-        help="Environment variables kept from the CLI, as names or globs ('OPENAI_*'), in "
+        help="Environment variables withheld from the CLI, as names or globs ('OPENAI_*'), in "
         "addition to Jupyter's own credentials, which are always dropped: JUPYTER_TOKEN, "
         "JUPYTER_TOKEN_FILE, JPY_API_TOKEN, JPY_COOKIE_SECRET, JUPYTERHUB_*TOKEN*, "
         "JUPYTERHUB_*SECRET*, JUPYTERHUB_*COOKIE*, JUPYTERHUB_*KEY*, CONFIGPROXY_AUTH_TOKEN, "
@@ -72,3 +72,9 @@ class Claude(Configurable):
         "(an entry there always wins), e.g. `%config Claude.env = {'JUPYTERHUB_API_TOKEN': "
         "os.environ['JUPYTERHUB_API_TOKEN']}`.",
     ).tag(config=True)
+    max_saved_images_mb = Float(
+        5.0, min=0.0,
+        help="Most image data one turn saves into the notebook, in MB, all its images together "
+        "(tool results, attachments). An image that does not fit is downscaled when Pillow is "
+        "installed, otherwise replaced by a note with its type and size. 0 saves no images.",
+    ).tag(config=True)  # fmt: skip

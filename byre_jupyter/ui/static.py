@@ -6,6 +6,10 @@
 and the saved notebook reads on GitHub, nbviewer and nbconvert without a kernel
 (kernel-mechanics.md Q4: the "replace" pattern).
 
+Size: the images of one turn share a byte budget (``TurnView.image_budget``, or the
+``image_budget`` keyword); an image that does not fit is downscaled when Pillow happens to be
+importable (it is not a dependency), otherwise replaced by a note with its type and size.
+
 Safety: the HTML structure is ours; every string from the model, a tool or the wire is escaped
 (or, for model markdown, rendered by :func:`render_markdown`) at the leaf. A final
 :func:`nh3.clean` pass with our own small allow-list (which keeps ``style`` attributes but no
@@ -16,6 +20,8 @@ Pure module.
 from __future__ import annotations
 
 import base64
+import io
+import math
 from typing import Any
 
 import nh3
@@ -61,13 +67,12 @@ _STYLES = {
 # The whole-bundle allow-list: what render_markdown emits plus our own structure.
 _TAGS = {
     "a", "b", "blockquote", "br", "code", "del", "details", "div", "em", "h1", "h2", "h3",
-    "h4", "h5", "h6", "hr", "i", "img", "li", "ol", "p", "pre", "s", "span", "strong", "sub",
+    "h4", "h5", "h6", "hr", "i", "li", "ol", "p", "pre", "s", "span", "strong", "sub",
     "summary", "sup", "table", "tbody", "td", "th", "thead", "tr", "ul",
 }  # fmt: skip
 _ATTRS = {
     "*": {"style", "class"},
     "a": {"href", "title"},
-    "img": {"src", "alt", "title"},
     "td": {"align"},
     "th": {"align"},
     "ol": {"start"},
@@ -301,14 +306,84 @@ def terminal_text(view: TurnView, *, max_lines: int = 20) -> str:
 
 # --- bundle ---------------------------------------------------------------------------------
 
+#: Below these, a downscaled copy is not worth saving: the image is replaced by a note.
+_MIN_DOWNSCALED = 4096
+_MIN_SIDE = 16
+#: Larger images are not decoded to be downscaled: a few compressed MB can declare a picture
+#: that takes gigabytes once decoded (Pillow only refuses above ~179 million pixels).
+_MAX_DECODE_PIXELS = 40_000_000
 
-def _image_output(image: ImageView, number: int) -> Output:
+
+def _image_output(image: ImageView, number: int, left: int, budget: int) -> tuple[Output, int]:
+    """The image's output and the bytes it takes of ``left``: whole, downscaled, or a note.
+
+    ``budget`` is the turn's whole image budget, for the note.
+    """
     caption = image_caption(image, number)
     mime = sniff_image_type(image.data)
     if mime is None:  # never let an untrusted media_type become a MIME key
         size = f"{len(image.data):,} bytes"
-        return {"text/plain": f"{caption[:-1]}, unsupported image data, {size}>"}, {}
-    return {mime: base64.b64encode(image.data).decode("ascii"), "text/plain": caption}, {}
+        return ({"text/plain": f"{caption[:-1]}, unsupported image data, {size}>"}, {}), 0
+    data = image.data
+    if len(data) > left:
+        smaller = _downscale(data, mime, left)
+        if smaller is None:
+            note = (
+                f"{caption[:-1]}: {mime}, {_megabytes(len(data))}, not saved in the notebook: "
+                f"over the {_megabytes(budget)} of images a turn may save "
+                "(Claude.max_saved_images_mb)>"
+            )
+            return ({"text/plain": note}, {}), 0
+        data, mime, note = smaller
+        caption = f"{caption[:-1]}, {note}>"
+    encoded = base64.b64encode(data).decode("ascii")
+    return ({mime: encoded, "text/plain": caption}, {}), len(data)
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 2**20:.1f} MB"
+
+
+def _downscale(data: bytes, mime: str, budget: int) -> tuple[bytes, str, str] | None:
+    """``(bytes, mime, note)`` of a smaller copy that fits ``budget``; None without Pillow."""
+    if budget < _MIN_DOWNSCALED:
+        return None
+    try:
+        from PIL import Image
+    except ImportError:
+        return None
+    try:
+        with Image.open(io.BytesIO(data)) as original:
+            width, height = original.size  # from the header, before anything is decoded
+            if width * height > _MAX_DECODE_PIXELS:
+                return None
+            original.load()
+            # JPEG stays JPEG; anything else (a GIF's first frame too) becomes PNG.
+            out_format, out_mime = (
+                ("JPEG", "image/jpeg") if mime == "image/jpeg" else ("PNG", "image/png")
+            )
+            keep = ("RGB", "L") if out_format == "JPEG" else ("1", "L", "LA", "P", "RGB", "RGBA")
+            if original.mode in keep:
+                image = original.copy()
+            else:
+                image = original.convert("RGB" if out_format == "JPEG" else "RGBA")
+    except (OSError, ValueError, Image.DecompressionBombError):
+        return None
+    scale = math.sqrt(budget / len(data)) * 0.9
+    for _ in range(8):
+        size = (max(1, int(width * scale)), max(1, int(height * scale)))
+        if min(size) < _MIN_SIDE:
+            return None
+        buffer = io.BytesIO()
+        image.resize(size, Image.Resampling.LANCZOS).save(buffer, format=out_format)
+        if buffer.tell() <= budget:
+            note = (
+                f"downscaled from {width}x{height} ({_megabytes(len(data))}) to "
+                f"{size[0]}x{size[1]} to fit the turn's image budget"
+            )
+            return buffer.getvalue(), out_mime, note
+        scale *= 0.7
+    return None
 
 
 def _metadata(view: TurnView) -> dict[str, Any]:
@@ -332,8 +407,11 @@ def _metadata(view: TurnView) -> dict[str, Any]:
     }
 
 
-def static_outputs(view: TurnView) -> list[Output]:
-    """The exchange bundle (markdown + html + plain, with ``byre`` metadata), then images."""
+def static_outputs(view: TurnView, *, image_budget: int | None = None) -> list[Output]:
+    """The exchange bundle (markdown + html + plain, with ``byre`` metadata), then images.
+
+    Images hold at most ``image_budget`` bytes together (default: ``view.image_budget``).
+    """
     first: Output = (
         {
             "text/markdown": turn_markdown(view),
@@ -342,5 +420,11 @@ def static_outputs(view: TurnView) -> list[Output]:
         },
         _metadata(view),
     )
-    images = [_image_output(image, n) for n, image in enumerate(view.images(), start=1)]
+    budget = view.image_budget if image_budget is None else image_budget
+    left = budget
+    images: list[Output] = []
+    for n, image in enumerate(view.images(), start=1):
+        output, used = _image_output(image, n, left, budget)
+        images.append(output)
+        left -= used
     return [first, *images]

