@@ -5,10 +5,17 @@
 notebook's card.
 """
 
-from .approval import ApprovalDecision, ApproveFn, Policy, PythonApproval
+from .approval import (
+    ApprovalDecision,
+    ApproveFn,
+    Policy,
+    PythonApproval,
+    ReadApproval,
+    ToolApproval,
+)
 from .bounded import ToolLimits
 from .runner import PythonRun, PythonRunCancelled, PythonRunner, RunStatus
-from .tools import kernel_tools, run_result
+from .tools import kernel_tools, redact_result, run_result
 
 __all__ = [
     "ApprovalDecision",
@@ -18,8 +25,11 @@ __all__ = [
     "PythonRun",
     "PythonRunCancelled",
     "PythonRunner",
+    "ReadApproval",
     "RunStatus",
+    "ToolApproval",
     "ToolLimits",
     "kernel_tools",
+    "redact_result",
     "run_result",
 ]

@@ -61,3 +61,9 @@ class Claude(Configurable):
     max_line_mb = Int(64, help="Largest stdout line accepted from the CLI, in MiB.").tag(
         config=True
     )
+    read_tools = Enum(
+        ["allow", "ask", "deny"], default_value="allow",
+        help="Claude's read tools on the kernel (`variables`, `inspect`, `history`): allow, ask "
+        "before each call (as `python_tool`), or deny. They never run the user's code and show "
+        "credentials as [redacted].",
+    ).tag(config=True)  # fmt: skip
