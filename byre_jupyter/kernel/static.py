@@ -20,8 +20,9 @@ from typing import Any
 
 __all__ = [
     "class_lookup",
+    "inherits",
     "instance_attributes",
-    "is_a",
+    "is_class",
     "mro",
     "off_limits",
     "type_module",
@@ -42,9 +43,14 @@ INTERNAL_PACKAGES = frozenset(
 )  # fmt: skip
 
 
-def is_a(value: object, cls: type) -> bool:
-    """``isinstance`` without asking the object (``isinstance`` may call ``__class__``)."""
-    return issubclass(type(value), cls)
+def inherits(cls: type, base: type) -> bool:
+    """``issubclass`` by identity along the MRO: ``isinstance`` may call a ``__class__``
+    property, and ``issubclass`` against an ABC hashes the class (a metaclass ``__hash__``)."""
+    return any(klass is base for klass in mro(cls))
+
+
+def is_class(value: object) -> bool:
+    return inherits(type(value), type)
 
 
 def mro(cls: type) -> tuple[type, ...]:
@@ -113,12 +119,12 @@ def instance_attributes(value: object) -> Iterator[tuple[str, Any]]:
 def off_limits(value: object) -> str | None:
     """Why the read tools do not show ``value`` at all, or None if they may."""
     cls = type(value)
-    if issubclass(cls, types.ModuleType):
+    if inherits(cls, types.ModuleType):
         return "modules are not inspected"
-    if value is os.environ or issubclass(cls, os._Environ):
+    if value is os.environ or inherits(cls, os._Environ):
         return "os.environ is not inspected (it holds the process's credentials)"
     owners = [cls]
-    if issubclass(cls, type):
+    if is_class(value):
         owners.append(value)  # type: ignore[arg-type]  # a class: where it was defined counts
     if cls is types.MethodType or cls is types.BuiltinMethodType:
         owners.append(type(getattr(value, "__self__", None)))  # both types are the interpreter's

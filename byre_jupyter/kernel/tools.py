@@ -225,7 +225,10 @@ def redact_result(result: ToolResult, shell: Any) -> ToolResult:
     """``result`` with credentials in its text replaced: shapes and secret-named assignments
     (``redact_text``), and the exact values of secret-named environment variables and of the
     user's secret-named variables, dict entries and attributes."""
-    known = secret_values(os.environ) | known_secrets(shell.user_ns, shell.user_ns_hidden)
+    known = {*secret_values(os.environ), *known_secrets(shell.user_ns, shell.user_ns_hidden)}
+    signing_key = getattr(getattr(getattr(shell, "kernel", None), "session", None), "key", None)
+    if isinstance(signing_key, bytes) and signing_key:  # ipykernel's shell; its HMAC key
+        known.add(signing_key.decode("ascii", "replace"))
     for item in result.content:
         if item.get("type") == "text":
             item["text"] = redact_text(item["text"], known)

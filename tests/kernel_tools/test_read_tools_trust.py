@@ -8,6 +8,7 @@ time, put in the namespace, the environment and the history, and must appear in 
 
 from __future__ import annotations
 
+import datetime
 import os
 import secrets
 from collections.abc import Callable
@@ -155,6 +156,14 @@ class Meta(type):
         _record(f"Meta.__getattr__({name})")
         return 1
 
+    def __hash__(cls) -> int:
+        _record("Meta.__hash__")
+        return 1
+
+    def __eq__(cls, other: object) -> bool:
+        _record("Meta.__eq__")
+        return False
+
     @property
     def __doc__(cls) -> str:  # type: ignore[override]
         _record("Meta.__doc__")
@@ -175,8 +184,25 @@ class Box:
         self.items = [WithDunders(), WithProperty()]
 
 
+class Zone(datetime.tzinfo):
+    def __repr__(self) -> str:
+        _record("Zone.__repr__")
+        return "Zone"
+
+    def utcoffset(self, dt: datetime.datetime | None) -> datetime.timedelta:
+        _record("Zone.utcoffset")
+        return datetime.timedelta(0)
+
+
 def _traps() -> dict[str, Any]:
+    import numpy as np
+    import pandas as pd
+
     return {
+        "zoned": datetime.datetime(2020, 1, 1, tzinfo=Zone()),
+        "frame": pd.DataFrame({"o": [WithDunders(), "x"], "n": [1, 2]}),
+        "labelled": pd.Series([1, 2], index=[WithDunders(), WithDunders()]),
+        "objects": np.array([WithDunders(), WithProperty()], dtype=object),
         "with_property": WithProperty(),
         "with_getattr": WithGetattr(),
         "with_getattribute": WithGetattribute(),
@@ -232,6 +258,10 @@ async def test_inspect_runs_no_user_code(trapped: Kit) -> None:
         "raising.anything",
         "with_meta.missing",
         "sneaky_dict.keys",
+        "frame.o",
+        "frame.columns",
+        "labelled.index",
+        "objects.T",
     ],
 )
 async def test_dotted_paths_run_no_user_code(trapped: Kit, path: str) -> None:
