@@ -15,7 +15,7 @@ from .approval import (
 )
 from .bounded import ToolLimits
 from .runner import PythonRun, PythonRunCancelled, PythonRunner, RunStatus
-from .tools import kernel_tools, redact_result, run_result
+from .tools import kernel_tools, run_result
 
 __all__ = [
     "ApprovalDecision",
@@ -30,6 +30,5 @@ __all__ = [
     "ToolApproval",
     "ToolLimits",
     "kernel_tools",
-    "redact_result",
     "run_result",
 ]

@@ -11,9 +11,10 @@ holds never reaches the model.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from ..redact import redact_text, secret_values
@@ -31,7 +32,7 @@ from .describe import (
 )
 from .runner import PythonRun, PythonRunCancelled, PythonRunner
 
-__all__ = ["kernel_tools", "redact_result", "run_result"]
+__all__ = ["kernel_tools", "known_secrets_of", "redact_result", "redact_run", "run_result"]
 
 log = logging.getLogger(__name__)
 
@@ -105,10 +106,12 @@ def kernel_tools(
         try:
             run = await python_runner.run(code, approved_by=decision.approved_by)
         except PythonRunCancelled as cancelled:
-            _report(on_python_run, cancelled.run)
+            _report(on_python_run, redact_run(cancelled.run, known_secrets_of(shell)))
             raise
+        known = known_secrets_of(shell)  # after the run: it may have made new ones
+        run = redact_run(run, known)  # the card in the notebook is saved and shared too
         _report(on_python_run, run)
-        return redact_result(run_result(run), shell)
+        return redact_result(run_result(run), known)
 
     def read_tool(
         tool: str, read: Callable[[Mapping[str, Any]], ToolResult]
@@ -120,7 +123,7 @@ def kernel_tools(
             if not decision.allowed:
                 reason = decision.reason or f"The {tool} call was not approved."
                 return ToolResult.text(reason, is_error=True)
-            return redact_result(read(args), shell)
+            return redact_result(read(args), known_secrets_of(shell))
 
         return call
 
@@ -221,18 +224,40 @@ def _report(on_python_run: Callable[[PythonRun], None] | None, run: PythonRun) -
         log.exception("byre: on_python_run failed")
 
 
-def redact_result(result: ToolResult, shell: Any) -> ToolResult:
-    """``result`` with credentials in its text replaced: shapes and secret-named assignments
-    (``redact_text``), and the exact values of secret-named environment variables and of the
-    user's secret-named variables, dict entries and attributes."""
+def known_secrets_of(shell: Any) -> set[str]:
+    """Exact secret values to redact wherever they appear: secret-named environment variables,
+    the user's secret-named variables, dict entries and attributes, the kernel's signing key."""
     known = {*secret_values(os.environ), *known_secrets(shell.user_ns, shell.user_ns_hidden)}
     signing_key = getattr(getattr(getattr(shell, "kernel", None), "session", None), "key", None)
     if isinstance(signing_key, bytes) and signing_key:  # ipykernel's shell; its HMAC key
         known.add(signing_key.decode("ascii", "replace"))
+    return known
+
+
+def redact_result(result: ToolResult, known: Iterable[str]) -> ToolResult:
+    """``result`` with credentials in its text replaced (``redact_text``: shapes, secret-named
+    assignments, and the ``known`` values)."""
     for item in result.content:
         if item.get("type") == "text":
             item["text"] = redact_text(item["text"], known)
     return result
+
+
+def redact_run(run: PythonRun, known: Iterable[str]) -> PythonRun:
+    """``run`` with credentials replaced in what it printed, displayed, returned and raised."""
+
+    def clean(text: str | None) -> str | None:
+        return None if text is None else redact_text(text, known)
+
+    return dataclasses.replace(
+        run,
+        stdout=redact_text(run.stdout, known),
+        stderr=redact_text(run.stderr, known),
+        displayed=redact_text(run.displayed, known),
+        result=clean(run.result),
+        error=clean(run.error),
+        traceback=clean(run.traceback),
+    )
 
 
 def run_result(run: PythonRun) -> ToolResult:

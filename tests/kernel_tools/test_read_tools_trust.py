@@ -383,8 +383,10 @@ async def test_python_tool_output_is_redacted(secret_kit: tuple[Kit, list[str]])
         "from IPython.display import display; display(creds.password)",
     ):
         text = text_of(await kit.python(code))
+        card = repr(kit.runs[-1])  # what the notebook's card shows and saves
         for secret in hidden:
             assert secret not in text, (code, text)
+            assert secret not in card, (code, card)
         assert "[redacted]" in text, (code, text)
 
 
