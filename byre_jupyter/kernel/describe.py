@@ -80,16 +80,16 @@ def _row(name: str, value: Any) -> tuple[str, str, str, str, str]:
     kind = KINDS.lookup(value)
     if kind is None:
         return name, type_name(value), "", "", ""
+    shown = ""
     try:
         size = kind.size(value)
         memory = kind.memory(value)
+        if is_secret_name(name):
+            shown = REDACTED
+        elif kind.inline:
+            shown = shorten(kind.text(value, 60), 40)
     except Exception:  # a library object in a broken state only loses these columns
         size, memory = "", None
-    shown = ""
-    if is_secret_name(name):
-        shown = REDACTED
-    elif kind.inline:
-        shown = shorten(kind.text(value, 60), 40)
     used = "" if memory is None else human_size(memory[0]) + ("" if memory[1] else " (shallow)")
     return name, type_name(value), size, used, shown
 
@@ -235,17 +235,17 @@ def describe_object(name: str, value: Any, limits: ToolLimits) -> Description:
     if is_secret_name(last):
         return Description(f"{header}\nvalue: {_SECRET_NOTE}")
     kind = KINDS.lookup(value)
-    if kind is None:
-        body = Description(_static_summary(value))
-    elif kind.details is not None:
-        try:
+    try:
+        if kind is None:
+            body = Description(_static_summary(value))
+        elif kind.details is not None:
             body = kind.details(value, limits)
-        except Exception as e:  # a library object in a broken state: say so, keep the header
-            body = Description(f"(summary failed: {type(e).__name__}: {e})")
-    else:
-        text = kind.text(value, min(limits.max_inspect_chars - 200, 4_000))
-        size = kind.size(value)
-        body = Description((f"{size}\n" if size else "") + f"value: {text}")
+        else:
+            text = kind.text(value, min(limits.max_inspect_chars - 200, 4_000))
+            size = kind.size(value)
+            body = Description((f"{size}\n" if size else "") + f"value: {text}")
+    except Exception as e:  # a library object in a broken state: say so, keep the header
+        body = Description(f"(summary failed: {type(e).__name__})")
     text = clip(f"{header}\n{body.text}", limits.max_inspect_chars)
     return Description(text, body.images, body.is_error)
 
@@ -295,7 +295,7 @@ def _members(cls: type) -> list[str]:
             if what is None or member in methods or member in properties:
                 continue
             (methods if what == "a method" else properties).append(member)
-    parts = [f"class: {type_name_of_class(cls)}"]
+    parts = [f"class: {_class_title(cls)}"]
     if properties:
         parts.append("properties (not evaluated): " + ", ".join(properties[:60]))
     if methods:
@@ -303,7 +303,7 @@ def _members(cls: type) -> list[str]:
     return parts
 
 
-def type_name_of_class(cls: type) -> str:
+def _class_title(cls: type) -> str:
     bases = [type_qualname(base) for base in mro(cls)[1:] if base is not object]
     return f"{type_module(cls)}.{type_qualname(cls)}" + (
         f" (bases: {', '.join(bases[:10])})" if bases else ""
@@ -311,7 +311,7 @@ def type_name_of_class(cls: type) -> str:
 
 
 def _class_summary(cls: type) -> str:
-    parts = [f"class {type_name_of_class(cls)}"]
+    parts = [f"class {_class_title(cls)}"]
     found, init = class_lookup(cls, "__init__")
     if found and type(init) is types.FunctionType:
         parts.append(f"signature: {type_qualname(cls)}{_signature(init, skip_first=True)}")

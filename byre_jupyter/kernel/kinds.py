@@ -140,7 +140,12 @@ class Kinds:
             if loaded is None:
                 pending.append((module, types_of, kind))
                 continue
-            for cls in types_of(loaded):
+            try:
+                found = list(types_of(loaded))
+            except AttributeError:  # the module is still being imported: try again later
+                pending.append((module, types_of, kind))
+                continue
+            for cls in found:
                 self.for_type(cls, kind)
         self._pending = pending
 
@@ -164,12 +169,12 @@ def render(value: object, width: int = 80, depth: int = 0) -> str:
     kind = KINDS.lookup(value)
     if kind is None:
         return opaque(value)
-    if not kind.inline and depth > 0:
-        size = kind.size(value)
-        return f"<{type_name(value)}{' ' + size if size else ''}>"
     if depth >= 4:
         return "…"
     try:
+        if not kind.inline and depth > 0:
+            size = kind.size(value)
+            return f"<{type_name(value)}{' ' + size if size else ''}>"
         return kind.text(value, max(width, 8))
     except Exception:  # a library object in a broken state: show it as any other object
         return opaque(value)
@@ -299,16 +304,12 @@ KINDS.for_types_by_name("datetime", _named("datetime", "time"), Kind(_zoned_text
 # --------------------------------------------------------------------------- numpy
 
 
-def _numpy_scalar_text(value: Any, width: int) -> str:
-    return shorten(repr(value), max(width, 40))
-
-
 def _numpy_scalar_types(numpy: Any) -> Iterable[type]:
     # numpy's own scalars (np.float64(1.5)); void and object_ may hold arbitrary objects
     return set(numpy.sctypeDict.values()) - {numpy.void, numpy.object_}
 
 
-KINDS.for_types_by_name("numpy", _numpy_scalar_types, Kind(_numpy_scalar_text, memory=_shallow))
+KINDS.for_types_by_name("numpy", _numpy_scalar_types, _VALUE)
 
 _PLAIN_DTYPES = "biufcmMUS"  # numbers, dates and strings: numpy formats them itself
 
