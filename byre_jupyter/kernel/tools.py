@@ -44,8 +44,9 @@ expression, any exception with its traceback, and images of matplotlib figures t
 or changed and of images it display()ed. Top-level `await` and IPython syntax (%magics, !shell) \
 work. The code is not added to the notebook's cell history. It runs in the kernel's main thread \
 and blocks the notebook while it runs: avoid long loops, huge prints and slow downloads; the \
-user can interrupt it (KeyboardInterrupt). Depending on the user's settings each run may need \
-their approval, or the tool may be disabled."""
+user can interrupt it (KeyboardInterrupt). Values that look like credentials are shown as \
+[redacted] in what it returns. Depending on the user's settings each run may need their \
+approval, or the tool may be disabled."""
 
 VARIABLES_DESCRIPTION = """\
 List the variables in the user's live Jupyter kernel: name, type, shape or length, approximate \
