@@ -19,7 +19,17 @@ from typing import Any
 
 from ..redact import REDACTED, is_secret_name
 from .bounded import ToolLimits, clip
-from .kinds import KINDS, Description, NotFound, human_size, opaque, render, shorten, suggest
+from .kinds import (
+    KINDS,
+    Description,
+    NotFound,
+    hidden_by_name,
+    human_size,
+    opaque,
+    render,
+    shorten,
+    suggest,
+)
 from .static import (
     class_dict,
     class_lookup,
@@ -84,7 +94,7 @@ def _row(name: str, value: Any) -> tuple[str, str, str, str, str]:
     try:
         size = kind.size(value)
         memory = kind.memory(value)
-        if is_secret_name(name):
+        if hidden_by_name(name, value):
             shown = REDACTED
         elif kind.inline:
             shown = shorten(kind.text(value, 60), 40)
@@ -232,7 +242,7 @@ def describe_object(name: str, value: Any, limits: ToolLimits) -> Description:
     themselves; other objects are described from static facts only."""
     header = f"{name}: {type_name(value)}"
     last = name.strip().split(".")[-1]
-    if is_secret_name(last):
+    if hidden_by_name(last, value):
         return Description(f"{header}\nvalue: {_SECRET_NOTE}")
     kind = KINDS.lookup(value)
     try:
@@ -270,7 +280,7 @@ def _static_summary(value: Any) -> str:
         "shown; nothing of it was evaluated."
     ]
     attributes = [
-        f"  {own}: {REDACTED if is_secret_name(own) else render(item, 100, 1)}"
+        f"  {own}: {REDACTED if hidden_by_name(own, item) else render(item, 100, 1)}"
         for own, item in instance_attributes(value)
         if not own.startswith("_")
     ]

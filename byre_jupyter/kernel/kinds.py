@@ -31,6 +31,7 @@ __all__ = [
     "Kinds",
     "NotFound",
     "guarded",
+    "hidden_by_name",
     "human_size",
     "label",
     "opaque",
@@ -180,6 +181,18 @@ def render(value: object, width: int = 80, depth: int = 0) -> str:
         return opaque(value)
 
 
+_NUMBERS = (int, float, complex, bool, type(None))
+
+
+def hidden_by_name(name: object, value: object) -> bool:
+    """Whether ``value`` is shown as ``[redacted]`` because its name (a variable, attribute,
+    key or column) says it is a secret. Numbers stay visible: ``max_tokens = 1024`` is not a
+    credential, and a number rarely is."""
+    if type(name) is not str or not is_secret_name(name):
+        return False
+    return not any(type(value) is number for number in _NUMBERS)
+
+
 def shorten(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
 
@@ -230,7 +243,7 @@ def _container_text(value: Any, width: int, depth: int = 0) -> str:
         if cls is dict:
             key, element = item
             shown = render(key, 40, depth + 1) + ": "
-            if type(key) is str and is_secret_name(key):
+            if hidden_by_name(key, element):
                 shown += REDACTED
             else:
                 shown += _element(element, width - used, depth + 1)
@@ -414,10 +427,16 @@ def _frame_for_printing(frame: Any) -> Any | None:
     if not (_labels_plain(frame.columns) and _labels_plain(frame.index)):
         return None
     safe = frame.copy()
-    for position, dtype in enumerate(frame.dtypes.tolist()):
-        if _needs_rendering(dtype):
+    numeric = _pandas().api.types.is_numeric_dtype
+    columns = zip(frame.columns.tolist(), frame.dtypes.tolist(), strict=True)
+    for position, (column, dtype) in enumerate(columns):
+        if hidden_by_name(column, "") and not numeric(dtype):
+            cells: list[object] = [REDACTED] * len(frame)
+        elif _needs_rendering(dtype):
             cells = [_plain_cell(v) for v in frame.iloc[:, position].tolist()]
-            safe.isetitem(position, _pandas().Series(cells, index=frame.index, dtype=object))
+        else:
+            continue
+        safe.isetitem(position, _pandas().Series(cells, index=frame.index, dtype=object))
     return safe
 
 

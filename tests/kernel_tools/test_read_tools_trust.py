@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import re
 import secrets
 from collections.abc import Callable
 from typing import Any
@@ -423,3 +424,20 @@ async def test_read_tools_ask_without_an_approver_denies(make_kit: Callable[...,
     kit = make_kit(read_policy="ask")
     result = await kit.call("history")
     assert result.is_error and '%config Claude.read_tools = "allow"' in text_of(result)
+
+
+async def test_secret_named_text_is_hidden_but_numbers_stay(kit: Kit) -> None:
+    import pandas as pd
+
+    password = "pw-" + secrets.token_hex(8)
+    kit.shell.user_ns.update(
+        users=pd.DataFrame({"name": ["ada"], "password": [password], "n_tokens": [17]}),
+        max_tokens=1024,
+        settings={"auth_token": password, "max_tokens": 2048},
+    )
+    frame = text_of(await kit.call("inspect", name="users"))
+    assert password not in frame and "[redacted]" in frame and "ada" in frame and "17" in frame
+    table = text_of(await kit.call("variables"))
+    assert re.search(r"max_tokens .* 1024", table), table
+    settings = text_of(await kit.call("inspect", name="settings"))
+    assert "'auth_token': [redacted]" in settings and "'max_tokens': 2048" in settings
