@@ -77,9 +77,10 @@ _SHAPES = re.compile(
 )
 # "Bearer <token>" / "Basic <b64>" in headers and tracebacks.
 _SCHEME_TOKEN = re.compile(r"\b((?:[Bb]earer|[Bb]asic|[Tt]oken)\s+)[A-Za-z0-9._~+/=\-]{16,}")
-# name = value, name: value, "name": "value", ?name=value (the name decides; see is_secret_name).
+# name = value, name: value, "name": "value", ?name=value, env["name"] = "value" (the name
+# decides; see is_secret_name).
 _ASSIGNMENT = re.compile(
-    r"""(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,80})(?P<sep>["']?\s*[:=]\s*)(?P<q>["']?)"""
+    r"""(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,80})(?P<sep>["']?\]?\s*[:=]\s*)(?P<q>["']?)"""
     r"""(?P<value>[^\s"'`,;&<>(){}\[\]]{4,})"""
 )
 _NOT_SECRET_VALUE = re.compile(

@@ -61,6 +61,8 @@ def test_ordinary_names(name: str) -> None:
         "https://host/api?x=1&token=hunter2-long-value&y=2",
         "PASSWORD: hunter2-long-value",
         "export GITHUB_TOKEN=hunter2-long-value",
+        "os.environ['MY_TOKEN'] = 'hunter2-long-value'",
+        'cfg["password"]="hunter2-long-value"',
     ],
 )
 def test_values_of_secret_names_are_redacted(text: str) -> None:

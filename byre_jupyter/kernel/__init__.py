@@ -5,7 +5,14 @@
 notebook's card.
 """
 
-from .approval import ApprovalDecision, ApproveFn, Policy, PythonApproval
+from .approval import (
+    ApprovalDecision,
+    ApproveFn,
+    Policy,
+    PythonApproval,
+    ReadApproval,
+    ToolApproval,
+)
 from .bounded import ToolLimits
 from .runner import PythonRun, PythonRunCancelled, PythonRunner, RunStatus
 from .tools import kernel_tools, run_result
@@ -18,7 +25,9 @@ __all__ = [
     "PythonRun",
     "PythonRunCancelled",
     "PythonRunner",
+    "ReadApproval",
     "RunStatus",
+    "ToolApproval",
     "ToolLimits",
     "kernel_tools",
     "run_result",

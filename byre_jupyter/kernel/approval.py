@@ -1,23 +1,27 @@
-"""Whether Claude may run a piece of Python in the user's kernel: the policy and the approver.
+"""Whether Claude may use a kernel tool: the policy and the approver, one path for all four.
 
-The policy (``Claude.python_tool``: ``"allow"``, ``"ask"`` or ``"deny"``) is read at every call, so
-``%config`` takes effect for the next tool call. Under ``"ask"`` an approver (the notebook UI)
-decides each run; without one the run is denied, never silently allowed.
+Two policies gate the tools: ``Claude.python_tool`` for ``python`` and ``Claude.read_tools`` for
+``variables``, ``inspect`` and ``history`` (each ``"allow"``, ``"ask"`` or ``"deny"``). A policy is
+read at every call, so ``%config`` takes effect for the next tool call. Under ``"ask"`` an
+approver (the notebook UI) decides each call; without one the call is denied, never silently
+allowed.
 """
 
 from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Literal, Union
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union
 
 __all__ = [
     "ApprovalDecision",
     "ApproveFn",
     "Policy",
     "PythonApproval",
+    "ReadApproval",
+    "ToolApproval",
     "decide",
 ]
 
@@ -25,17 +29,58 @@ log = logging.getLogger(__name__)
 
 Policy = Literal["allow", "ask", "deny"]
 
-ENABLE_HINT = (
-    'The user can enable it with `%config Claude.python_tool = "ask"` (approve each run) '
-    'or `%config Claude.python_tool = "allow"`.'
-)
-
 
 @dataclass(frozen=True)
 class PythonApproval:
     """What the approver is asked about: one ``python`` tool call."""
 
     code: str
+
+    @property
+    def tool(self) -> str:
+        return "python"
+
+    @property
+    def input(self) -> Mapping[str, Any]:
+        return {"code": self.code}
+
+
+@dataclass(frozen=True)
+class ReadApproval:
+    """What the approver is asked about: one ``variables``, ``inspect`` or ``history`` call."""
+
+    tool: str
+    input: Mapping[str, Any] = field(default_factory=dict)
+
+
+ToolApproval = Union[PythonApproval, ReadApproval]  # noqa: UP007
+
+
+@dataclass(frozen=True)
+class _Gate:
+    """The words a denial uses for one policy trait."""
+
+    trait: str
+    what: str
+    action: str
+
+
+_PYTHON = _Gate("python_tool", "The python tool", "Running Python")
+_READ = _Gate("read_tools", "The read tools (variables, inspect, history)", "Reading the kernel")
+
+
+def _gate(request: ToolApproval) -> _Gate:
+    return _PYTHON if type(request) is PythonApproval else _READ
+
+
+def enable_hint(trait: str) -> str:
+    return (
+        f'The user can enable it with `%config Claude.{trait} = "ask"` (approve each call) '
+        f'or `%config Claude.{trait} = "allow"`.'
+    )
+
+
+ENABLE_HINT = enable_hint("python_tool")
 
 
 @dataclass(frozen=True)
@@ -56,52 +101,54 @@ class ApprovalDecision:
 
 
 ApproveFn = Callable[
-    [PythonApproval],
+    [ToolApproval],
     Union[Awaitable[Union[ApprovalDecision, bool]], ApprovalDecision, bool],  # noqa: UP007
 ]
-"""Decides one run; may be async. ``True``/``False`` stand for allow/deny without a reason."""
+"""Decides one call; may be async. ``True``/``False`` stand for allow/deny without a reason."""
 
 
 async def decide(
-    code: str, policy: Callable[[], str], approve: ApproveFn | None
+    request: ToolApproval, policy: Callable[[], str], approve: ApproveFn | None
 ) -> ApprovalDecision:
-    """The decision for one run under the current policy; a denial's ``reason`` is for Claude.
+    """The decision for one call under the current policy; a denial's ``reason`` is for Claude.
 
-    Cancellation while the approver waits propagates (the run never starts).
+    Cancellation while the approver waits propagates (the call never starts).
     """
+    gate = _gate(request)
     mode = policy()
     if mode == "allow":
         return ApprovalDecision.allow("policy")
     if mode == "deny":
         return ApprovalDecision.deny(
-            "The python tool is disabled in this kernel (Claude.python_tool = 'deny'). "
-            + ENABLE_HINT
+            f"{gate.what} is disabled in this kernel (Claude.{gate.trait} = 'deny'). "
+            + enable_hint(gate.trait)
         )
     if mode != "ask":
         return ApprovalDecision.deny(
-            f"Unknown Claude.python_tool policy {mode!r}; expected 'allow', 'ask' or 'deny'. "
-            + ENABLE_HINT
+            f"Unknown Claude.{gate.trait} policy {mode!r}; expected 'allow', 'ask' or 'deny'. "
+            + enable_hint(gate.trait)
         )
     if approve is None:
         return ApprovalDecision.deny(
-            "Running Python needs the user's approval (Claude.python_tool = 'ask'), but no "
-            "approver is attached to this session, so the run was denied. The user can allow "
-            'runs without asking with `%config Claude.python_tool = "allow"`.'
+            f"{gate.action} needs the user's approval (Claude.{gate.trait} = 'ask'), but no "
+            "approver is attached to this session, so the call was denied. The user can allow "
+            f'it without asking with `%config Claude.{gate.trait} = "allow"`.'
         )
     try:
-        answer = approve(PythonApproval(code))
+        answer = approve(request)
         if inspect.isawaitable(answer):
             answer = await answer
     except Exception as e:
-        log.warning("byre: the python approver failed", exc_info=True)
+        log.warning("byre: the %s approver failed", request.tool, exc_info=True)
         return ApprovalDecision.deny(f"the approver failed ({type(e).__name__}: {e})")
     if isinstance(answer, ApprovalDecision) and answer.allowed:
         return answer
     if answer is True:
         return ApprovalDecision.allow()
     reason = answer.reason if isinstance(answer, ApprovalDecision) else None
-    return ApprovalDecision.deny(
-        f"The user declined to run this code: {reason}"
-        if reason
-        else "The user declined to run this code."
+    declined = (
+        "The user declined to run this code"
+        if gate is _PYTHON
+        else f"The user declined this {request.tool} call"
     )
+    return ApprovalDecision.deny(f"{declined}: {reason}" if reason else f"{declined}.")

@@ -2,29 +2,37 @@
 
 The model sees them as ``mcp__byre__python`` etc. They run as tasks on the kernel's event loop
 (the control channel answers ``mcp_message`` there; observed-cli doc, section 8). Only ``python``
-changes anything; it is gated by the ``Claude.python_tool`` policy and an approver (``approval``).
+runs code; it is gated by the ``Claude.python_tool`` policy, the three read tools by
+``Claude.read_tools``, both through one approver (``approval``). The read tools never run the
+user's code (``describe``), and every result's text is redacted (``redact``): a secret-named
+value, a credential-shaped string, or the exact value of a secret the user or the environment
+holds never reaches the model.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-from collections.abc import Callable, Mapping
+import os
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
+from ..redact import redact_text, secret_values
 from ..session.mcp import McpTool, ToolResult
-from .approval import ApproveFn, decide
+from .approval import ApproveFn, PythonApproval, ReadApproval, decide
 from .bounded import DEFAULT_LIMITS, ToolLimits
 from .describe import (
     NotFound,
     describe_object,
     history_text,
+    known_secrets,
     resolve,
     variables_table,
     visible_names,
 )
 from .runner import PythonRun, PythonRunCancelled, PythonRunner
 
-__all__ = ["kernel_tools", "run_result"]
+__all__ = ["kernel_tools", "known_secrets_of", "redact_result", "redact_run", "run_result"]
 
 log = logging.getLogger(__name__)
 
@@ -36,23 +44,35 @@ expression, any exception with its traceback, and images of matplotlib figures t
 or changed and of images it display()ed. Top-level `await` and IPython syntax (%magics, !shell) \
 work. The code is not added to the notebook's cell history. It runs in the kernel's main thread \
 and blocks the notebook while it runs: avoid long loops, huge prints and slow downloads; the \
-user can interrupt it (KeyboardInterrupt). Depending on the user's settings each run may need \
-their approval, or the tool may be disabled."""
+user can interrupt it (KeyboardInterrupt). Values that look like credentials are shown as \
+[redacted] in what it returns. Depending on the user's settings each run may need their \
+approval, or the tool may be disabled."""
 
 VARIABLES_DESCRIPTION = """\
 List the variables in the user's live Jupyter kernel: name, type, shape or length, approximate \
-memory, and the value of short scalars. Modules, _private names and IPython's own names are \
-hidden. Read-only; use `inspect` for details on one variable."""
+memory, and the value of short scalars and strings. Modules, _private names and IPython's own \
+names are hidden; objects of types other than builtins, numpy, pandas, matplotlib and PIL are \
+listed by type only. Runs none of the user's code; values that look like credentials are \
+shown as [redacted]. Use `inspect` for details on one variable. Depending on the user's \
+settings each call may need their approval, or the tool may be disabled."""
 
 INSPECT_DESCRIPTION = """\
-Summarize one object from the user's live Jupyter kernel by name; dotted attribute paths like \
-`df.columns` or `model.coef_` work (no indexing or calls). DataFrame/Series: shape, dtypes, \
-head and describe(); numpy arrays: shape, dtype, min/max/mean and a preview; matplotlib figures \
-and PIL images: the image; anything else: type, signature/doc and a truncated repr. Read-only."""
+Summarize one object from the user's live Jupyter kernel by name. Dotted paths follow the \
+object's own stored attributes (`model.coef_`, `cfg.path`) and, for DataFrames, `df.columns`, \
+`df.index`, `df.dtypes` and columns by name; no indexing, calls, properties, _private \
+attributes, modules or IPython/kernel internals. DataFrame/Series: shape, dtypes, head and \
+describe(); numpy arrays: shape, dtype, min/max/mean and a preview; matplotlib figures and PIL \
+images: the image; builtins: the value; functions and classes: signature and doc; any other \
+object: its class, its attributes and the names of its properties and methods (none of them is \
+evaluated: the user's code never runs). Values that look like credentials are shown as \
+[redacted]. Use the python tool to compute anything else. Depending on the user's settings \
+each call may need their approval, or the tool may be disabled."""
 
 HISTORY_DESCRIPTION = """\
-Show the user's most recent notebook cells in the live kernel (inputs and their Out values, \
-with execution counts), newest last. Read-only."""
+Show the user's most recent notebook cells in the live kernel (inputs and a summary of their \
+Out values, with execution counts), newest last. Credentials are shown as [redacted]. \
+Depending on the user's settings each call may need their approval, or the tool may be \
+disabled."""
 
 _READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False}
 
@@ -62,11 +82,15 @@ def kernel_tools(
     *,
     approve: ApproveFn | None = None,
     policy: Callable[[], str] = lambda: "ask",
+    read_policy: Callable[[], str] = lambda: "allow",
     on_python_run: Callable[[PythonRun], None] | None = None,
     limits: ToolLimits = DEFAULT_LIMITS,
     runner: PythonRunner | None = None,
 ) -> list[McpTool]:
     """The four kernel tools for ``shell`` (an ``InteractiveShell``), ready for ``McpServer``.
+
+    ``policy`` (``Claude.python_tool``) gates ``python``, ``read_policy`` (``Claude.read_tools``)
+    the three read tools; under ``"ask"`` both go to the one ``approve``r.
 
     ``runner`` lets the caller keep the :class:`PythonRunner` (to call ``interrupt()`` from a Stop
     button or the kernel's interrupt); by default one is made here with ``limits``.
@@ -77,27 +101,43 @@ def kernel_tools(
         code = args.get("code")
         if not isinstance(code, str) or not code.strip():
             return ToolResult.text("`code` must be a non-empty string of Python.", is_error=True)
-        decision = await decide(code, policy, approve)
+        decision = await decide(PythonApproval(code), policy, approve)
         if not decision.allowed:
             return ToolResult.text(decision.reason or "The run was not approved.", is_error=True)
         try:
             run = await python_runner.run(code, approved_by=decision.approved_by)
         except PythonRunCancelled as cancelled:
-            _report(on_python_run, cancelled.run)
+            _report(on_python_run, redact_run(cancelled.run, known_secrets_of(shell)))
             raise
+        known = known_secrets_of(shell)  # after the run: it may have made new ones
+        run = redact_run(run, known)  # the card in the notebook is saved and shared too
         _report(on_python_run, run)
-        return run_result(run)
+        return redact_result(run_result(run), known)
 
-    async def variables(args: Mapping[str, Any]) -> ToolResult:
+    def read_tool(
+        tool: str, read: Callable[[Mapping[str, Any]], ToolResult]
+    ) -> Callable[[Mapping[str, Any]], Awaitable[ToolResult]]:
+        """``read`` behind the ``read_tools`` policy, with its result redacted."""
+
+        async def call(args: Mapping[str, Any]) -> ToolResult:
+            decision = await decide(ReadApproval(tool, dict(args)), read_policy, approve)
+            if not decision.allowed:
+                reason = decision.reason or f"The {tool} call was not approved."
+                return ToolResult.text(reason, is_error=True)
+            return redact_result(read(args), known_secrets_of(shell))
+
+        return call
+
+    def variables(args: Mapping[str, Any]) -> ToolResult:
         return ToolResult.text(variables_table(shell.user_ns, shell.user_ns_hidden, limits))
 
-    async def inspect(args: Mapping[str, Any]) -> ToolResult:
+    def inspect(args: Mapping[str, Any]) -> ToolResult:
         name = args.get("name")
         if not isinstance(name, str) or not name.strip():
             return ToolResult.text("`name` must be a variable name.", is_error=True)
         candidates = visible_names(shell.user_ns, shell.user_ns_hidden)
         try:
-            value = resolve(name, shell.user_ns, candidates)
+            value = resolve(name, shell.user_ns, candidates, shell.user_ns_hidden)
         except NotFound as e:
             return ToolResult.text(e.message, is_error=True)
         description = describe_object(name.strip(), value, limits)
@@ -106,7 +146,7 @@ def kernel_tools(
             result.add_image(image)
         return result
 
-    async def history(args: Mapping[str, Any]) -> ToolResult:
+    def history(args: Mapping[str, Any]) -> ToolResult:
         n = args.get("n", 10)
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             return ToolResult.text("`n` must be a positive integer.", is_error=True)
@@ -134,7 +174,7 @@ def kernel_tools(
             "variables",
             VARIABLES_DESCRIPTION,
             {"type": "object", "properties": {}, "additionalProperties": False},
-            variables,
+            read_tool("variables", variables),
             _READ_ONLY,
         ),
         McpTool(
@@ -151,7 +191,7 @@ def kernel_tools(
                 "required": ["name"],
                 "additionalProperties": False,
             },
-            inspect,
+            read_tool("inspect", inspect),
             _READ_ONLY,
         ),
         McpTool(
@@ -170,7 +210,7 @@ def kernel_tools(
                 },
                 "additionalProperties": False,
             },
-            history,
+            read_tool("history", history),
             _READ_ONLY,
         ),
     ]
@@ -183,6 +223,42 @@ def _report(on_python_run: Callable[[PythonRun], None] | None, run: PythonRun) -
         on_python_run(run)
     except Exception:  # the notebook's card failing must not fail Claude's tool call
         log.exception("byre: on_python_run failed")
+
+
+def known_secrets_of(shell: Any) -> set[str]:
+    """Exact secret values to redact wherever they appear: secret-named environment variables,
+    the user's secret-named variables, dict entries and attributes, the kernel's signing key."""
+    known = {*secret_values(os.environ), *known_secrets(shell.user_ns, shell.user_ns_hidden)}
+    signing_key = getattr(getattr(getattr(shell, "kernel", None), "session", None), "key", None)
+    if isinstance(signing_key, bytes) and signing_key:  # ipykernel's shell; its HMAC key
+        known.add(signing_key.decode("ascii", "replace"))
+    return known
+
+
+def redact_result(result: ToolResult, known: Iterable[str]) -> ToolResult:
+    """``result`` with credentials in its text replaced (``redact_text``: shapes, secret-named
+    assignments, and the ``known`` values)."""
+    for item in result.content:
+        if item.get("type") == "text":
+            item["text"] = redact_text(item["text"], known)
+    return result
+
+
+def redact_run(run: PythonRun, known: Iterable[str]) -> PythonRun:
+    """``run`` with credentials replaced in what it printed, displayed, returned and raised."""
+
+    def clean(text: str | None) -> str | None:
+        return None if text is None else redact_text(text, known)
+
+    return dataclasses.replace(
+        run,
+        stdout=redact_text(run.stdout, known),
+        stderr=redact_text(run.stderr, known),
+        displayed=redact_text(run.displayed, known),
+        result=clean(run.result),
+        error=clean(run.error),
+        traceback=clean(run.traceback),
+    )
 
 
 def run_result(run: PythonRun) -> ToolResult:

@@ -78,3 +78,9 @@ class Claude(Configurable):
         "(tool results, attachments). An image that does not fit is downscaled when Pillow is "
         "installed, otherwise replaced by a note with its type and size. 0 saves no images.",
     ).tag(config=True)  # fmt: skip
+    read_tools = Enum(
+        ["allow", "ask", "deny"], default_value="allow",
+        help="Claude's read tools on the kernel (`variables`, `inspect`, `history`): allow, ask "
+        "before each call (as `python_tool`), or deny. They never run the user's code and show "
+        "credentials as [redacted].",
+    ).tag(config=True)  # fmt: skip

@@ -105,13 +105,37 @@ class ClaudeExtension:
         return self.manager.add(self._new_session(name, resume=session_id))
 
     def _kernel_server(self, name: str) -> McpServer:
-        """The session's ``byre`` MCP server with Claude's tools on this kernel."""
+        """The session's ``byre`` MCP server with Claude's tools on this kernel.
+
+        ``python`` follows ``Claude.python_tool`` and the read tools (variables, inspect,
+        history) follow ``Claude.read_tools``; under "ask" both go through the one approver
+        below, which shows the same approval card as every other tool.
+        """
+        from ..kernel import ToolApproval
+
+        async def approve(request: ToolApproval) -> PythonDecision:
+            if type(request) is PythonApproval:
+                return await self._approve_python(name, request)
+            decision = await self.ask(name, f"mcp__byre__{request.tool}", request.input)
+            if decision is None:
+                return PythonDecision.deny(
+                    f"byre_jupyter: the {request.tool} tool needs approval "
+                    "(Claude.read_tools = 'ask'), and nobody can click here (a headless run). "
+                    "The user can allow it with `%config Claude.read_tools = 'allow'`."
+                )
+            if decision.allowed:
+                return PythonDecision.allow()
+            return PythonDecision.deny(
+                decision.reason or f"The user denied this {request.tool} call."
+            )
+
         server = McpServer("byre")
         server.add_tools(
             kernel_tools(
                 self.shell,
-                approve=functools.partial(self._approve_python, name),
+                approve=approve,
                 policy=lambda: str(self.config.python_tool),
+                read_policy=lambda: str(self.config.read_tools),
                 runner=self.python_runner,
             )
         )

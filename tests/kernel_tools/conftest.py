@@ -36,6 +36,7 @@ def make_kit(shell: InteractiveShell) -> Callable[..., Kit]:
         policy: str | Callable[[], str] = "allow",
         approve: ApproveFn | None = None,
         limits: ToolLimits = DEFAULT_LIMITS,
+        read_policy: str | None = None,
     ) -> Kit:
         runner = PythonRunner(shell, limits=limits)
         runs: list[PythonRun] = []
@@ -46,6 +47,7 @@ def make_kit(shell: InteractiveShell) -> Callable[..., Kit]:
             on_python_run=runs.append,
             limits=limits,
             runner=runner,
+            **({} if read_policy is None else {"read_policy": lambda: read_policy}),
         )
         return Kit(shell, runner, {t.name: t for t in tools}, runs)
 
