@@ -18,6 +18,7 @@ from IPython.core.error import UsageError
 
 from ..kernel import ToolLimits
 from ..kernel.describe import NotFound, describe_object, resolve, visible_names
+from ..kernel.kinds import suggest
 
 __all__ = ["attach_variables", "interpolate"]
 
@@ -35,7 +36,7 @@ def interpolate(prompt: str, namespace: Mapping[str, Any]) -> str:
             return "}"
         name = match.group(1)
         try:
-            value = resolve(name, namespace, visible_names(namespace, {}))
+            value = _users_value(name, namespace)
         except NotFound as e:
             raise UsageError(
                 f"{{{name}}} in the prompt: {e.message} (write {{{{{name}}}}} for literal braces)"
@@ -53,6 +54,25 @@ def interpolate(prompt: str, namespace: Mapping[str, Any]) -> str:
         return text
 
     return _FIELD.sub(replace, prompt)
+
+
+def _users_value(name: str, namespace: Mapping[str, Any]) -> Any:
+    """What ``{a.b.c}`` in the user's own prompt names: plain attribute access, as in a cell.
+
+    Unlike Claude's read tools (kernel/describe.py ``resolve``, which never run the user's
+    code), this is the user's own expression, so ``{df.shape}`` and properties work.
+    """
+    head, *attributes = name.split(".")
+    if head not in namespace:
+        raise NotFound(f"no variable named {head!r}" + suggest(head, visible_names(namespace, {})))
+    value = namespace[head]
+    for i, attribute in enumerate(attributes):
+        try:
+            value = getattr(value, attribute)
+        except AttributeError:
+            path = ".".join([head, *attributes[:i]])
+            raise NotFound(f"{path} has no attribute {attribute!r}") from None
+    return value
 
 
 def attach_variables(
