@@ -329,16 +329,18 @@ class Session:
         images: Sequence[ImageInput] = (),
         *,
         can_use_tool: PermissionCallback | None = None,
+        owner: object = None,
     ) -> Turn:
         """Queue a turn; returns its handle at once. The CLI starts if it is not running.
 
         ``can_use_tool`` answers the permission prompts of this turn only (the CLI runs one
         turn at a time, so a prompt belongs to the running turn); without it, and for turns
-        the CLI starts by itself, the session's ``can_use_tool`` answers."""
+        the CLI starts by itself, the session's ``can_use_tool`` answers. ``owner`` is kept on
+        the turn for the host (e.g. the notebook cell that sent it); the session ignores it."""
         if self._closed:
             raise SessionClosedError(f"session {self.name!r} is closed")
         content = self._content(prompt, images)
-        turn = Turn(self, content, can_use_tool=can_use_tool)
+        turn = Turn(self, content, can_use_tool=can_use_tool, owner=owner)
         self._queue.append(turn)
         if self._queue_event is None:
             self._queue_event = asyncio.Event()

@@ -71,6 +71,7 @@ class Turn:
         *,
         origin: str | None = None,
         can_use_tool: PermissionCallback | None = None,
+        owner: object = None,
     ) -> None:
         self.id = f"turn-{next(_turn_ids)}"
         self.session = session
@@ -78,6 +79,8 @@ class Turn:
         self.origin = origin  # None for ours; "task-notification" for CLI-started turns
         #: Answers this turn's permission prompts (None: the session's callback does).
         self.can_use_tool = can_use_tool
+        #: Who sent the turn, for the host (a notebook cell's controller); None if the CLI did.
+        self.owner = owner
         self.messages: list[Message] = []
         self.created = time.monotonic()
         self.started: float | None = None
