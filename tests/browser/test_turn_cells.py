@@ -192,35 +192,39 @@ def test_always_allow_ends_with_the_conversation_and_can_be_cleared(
     folder = open_notebook(
         lab,
         claude_env,
-        "%%claude\nALWAYS_ONE: make a file",
-        "%claude permissions",
+        "%%claude -o first\nALWAYS_ONE: make a file",
         "%claude new",
         "%%claude\nALWAYS_TWO: make another",
+        "%claude permissions",
         "%claude permissions --clear",
+        "%claude resume default {first.session_id}",
     )
     files = [folder / "always1.txt", folder / "always2.txt"]
     api.on("ALWAYS_ONE", Reply(bash(f"touch {files[0]} && echo made1", "One")), times=1)
-    api.on("ALWAYS_TWO", Reply(bash(f"touch {files[1]} && echo made2", "Two")), times=1)
+    api.on("ALWAYS_TWO", Reply(bash(f"touch {files[1]} && echo made2", "Two")))
     api.on(lambda r: "made1" in r.last_user_text, Reply(Text("ONE_DONE")))
     api.on(lambda r: "made2" in r.last_user_text, Reply(Text("TWO_DONE")))
 
-    lab.run_cell(1, wait=False)
-    wait_for_card(lab, 1).locator(ALWAYS).click()
-    assert lab.wait_for_cell(1, timeout=60)
+    def always_allow(i: int) -> None:
+        lab.run_cell(i, wait=False)
+        wait_for_card(lab, i).locator(ALWAYS).click()
+        assert lab.wait_for_cell(i, timeout=60)
+
+    always_allow(1)
     assert files[0].exists()
-    lab.run_cell(2, timeout=30)
-    assert "always allowed in this conversation: Bash" in lab.output_text(2)
-
-    lab.run_cell(3, timeout=30)  # %claude new: a fresh conversation, no standing allowances
-    lab.run_cell(2, timeout=30)
-    assert "nothing is always allowed" in lab.output_text(2), lab.output_text(2)
-    lab.run_cell(4, wait=False)
-    box = wait_for_card(lab, 4)  # the same tool asks again
-    box.locator(ALWAYS).click()
-    assert lab.wait_for_cell(4, timeout=60)
+    lab.run_cell(2, timeout=30)  # %claude new: a fresh conversation
+    always_allow(3)  # the same tool asks again (0.1 let it run without a card)
     assert files[1].exists()
+    lab.run_cell(4, timeout=30)
+    assert "always allowed in this conversation: Bash" in lab.output_text(4), lab.output_text(4)
 
-    lab.run_cell(5, timeout=30)
+    lab.run_cell(5, timeout=30)  # --clear
     assert "cleared (Bash)" in lab.output_text(5), lab.output_text(5)
-    lab.run_cell(2, timeout=30)
-    assert "nothing is always allowed" in lab.output_text(2), lab.output_text(2)
+    lab.run_cell(4, timeout=30)
+    assert "nothing is always allowed" in lab.output_text(4), lab.output_text(4)
+    always_allow(3)  # cleared: it asks again
+
+    lab.run_cell(6, timeout=30)  # resume the first conversation: this one's allowance ends
+    assert "resumes conversation" in lab.output_text(6), lab.output_text(6)
+    lab.run_cell(4, timeout=30)
+    assert "nothing is always allowed" in lab.output_text(4), lab.output_text(4)
