@@ -2,7 +2,8 @@
 
 The process starts lazily at the first :meth:`Session.send`, with ``--session-id`` so the
 conversation id is known before the CLI says it. Turns run one at a time from a host-side queue
-(so a queued turn always survives an interrupt of the running one). If the CLI dies, the running
+(so a queued turn always survives an interrupt of the running one, and :meth:`Session.cancel`
+can withdraw one before it is sent). If the CLI dies, the running
 turn ends with a :class:`~byre_jupyter.errors.CLIProcessError` (exit code and stderr tail) and the
 next turn restarts it with ``--resume`` so the conversation goes on.
 
@@ -420,8 +421,9 @@ class Session:
     async def interrupt(self) -> list[str]:
         """End the running turn gracefully (within a second, normally); the session stays
         usable. Returns the ids of turns still queued, which will run next. If the CLI does not
-        end the turn within ``interrupt_grace`` seconds, its process group is killed and the
-        next turn resumes the conversation."""
+        end the turn within ``interrupt_grace`` seconds (the interrupt request included), its
+        process group is killed and the next turn resumes the conversation. The escalation
+        runs to the end even if the caller stops waiting."""
         queued = [t.id for t in self._queue]
         if self._active is None:
             return queued
