@@ -202,7 +202,7 @@ class ClaudeMagics(Magics):
     @line_magic("claude")  # type: ignore[arg-type]
     def claude_line(self, line: str) -> Any:
         """%claude SUBCOMMAND: sessions, model, new, stop, close, resume, usage, transcript,
-        doctor, help."""
+        permissions, doctor, help."""
         try:
             words = shlex.split(line)
         except ValueError as e:
