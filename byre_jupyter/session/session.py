@@ -242,7 +242,15 @@ class Session:
         transport = SubprocessTransport(
             build_argv(spec), env=build_env(spec), cwd=spec.cwd, max_line_bytes=self.max_line_bytes
         )
-        await transport.start()
+        starting = asyncio.ensure_future(transport.start())
+        try:
+            await asyncio.shield(starting)
+        except asyncio.CancelledError:
+            # Cancelled while the process is being created: it may exist already; kill it.
+            await asyncio.wait([starting])
+            if not starting.cancelled() and starting.exception() is None:
+                await _shielded(transport.kill())
+            raise
         channel = ControlChannel(
             transport,
             on_message=self._on_message,
