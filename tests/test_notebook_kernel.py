@@ -100,6 +100,26 @@ def test_image_from_tool_result_is_an_image_output_stored_once(
     assert "iVBOR" not in final_bundle(run)["data"]["text/html"]  # not embedded a second time
 
 
+def test_max_saved_images_mb_bounds_what_the_notebook_keeps(
+    kernel: KernelDriver, api: ScriptedAPI, workdir: Path
+) -> None:
+    """The trait reaches the turn: with a budget smaller than the image, the notebook keeps a
+    note (or a smaller copy) instead of the tool's picture."""
+    png = tiny_png(64, 64)
+    (workdir / "dot.png").write_bytes(png)
+    api.on("show", Reply(ToolUse("Read", {"file_path": str(workdir / "dot.png")})), times=1)
+    api.default = Reply(Text("That is a red square."))
+    kernel.run(f"%config Claude.max_saved_images_mb = {len(png) / 2 / 2**20}")
+    run = kernel.run("%%claude\nshow me dot.png")
+    saved = [
+        base64.b64decode(o["data"]["image/png"])
+        for o in run.outputs
+        if "image/png" in o.get("data", {})
+    ]
+    assert png not in saved
+    assert sum(len(b) for b in saved) <= len(png) / 2
+
+
 def test_dash_i_sends_an_image_block(kernel: KernelDriver, api: ScriptedAPI) -> None:
     api.default = Reply(Text("I see it."))
     png = tiny_png(3, 3, (1, 2, 3))

@@ -13,19 +13,19 @@ import functools
 import os
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from IPython.core.interactiveshell import InteractiveShell
 
 from ..kernel import ApprovalDecision as PythonDecision
-from ..kernel import PythonApproval, PythonRunner, kernel_tools
+from ..kernel import PythonApproval, PythonRunner, ToolApproval, kernel_tools
 from ..session import Deny, McpServer, PermissionRequest, Session, SessionManager, TurnResult
 from ..session.index import NOTEBOOK_ENV, ResumeIndex, default_index_path, resume_keys
 from ..session.permissions import Allow
 from ..ui import TurnView
-from ..ui.approval import ApprovalDecision, describe_tool_request
+from ..ui.approval import ApprovalCard, ApprovalDecision, describe_tool_request
 from .config import Claude
-from .frontend import Surface, frontend_kind
+from .frontend import frontend_kind
 
 __all__ = ["ClaudeExtension"]
 
@@ -38,7 +38,20 @@ PYTHON_HEADLESS = (
     "byre_jupyter: running Python in the user's kernel needs approval, and nobody can click "
     "here (a headless run). The user can allow it with `%config Claude.python_tool = 'allow'`."
 )
+READ_HEADLESS = (
+    "byre_jupyter: the {tool} tool needs approval (Claude.read_tools = 'ask'), and nobody can "
+    "click here (a headless run). The user can allow it with "
+    "`%config Claude.read_tools = 'allow'`."
+)
 STATE_FILE = default_index_path()
+
+
+@runtime_checkable
+class TurnOwner(Protocol):
+    """The cell a turn belongs to, as approvals see it (``runner.TurnController``)."""
+
+    def card(self, tool_name: str, tool_input: Mapping[str, Any]) -> ApprovalCard | None: ...
+    def notice(self, kind: str, text: str) -> None: ...
 
 
 class ClaudeExtension:
@@ -46,9 +59,11 @@ class ClaudeExtension:
         self.shell = shell
         self.config = Claude(parent=shell)
         self.manager = SessionManager(self._new_session)
-        self.views: dict[str, TurnView] = {}
-        self.surfaces: dict[str, Surface] = {}
-        self.always_allowed: dict[str, set[str]] = {}
+        #: The view of each session's last finished turn (``%claude transcript``).
+        self.last_views: dict[str, TurnView] = {}
+        #: "Always allow" answers: tool names, per conversation id. They end with the
+        #: conversation (``--new``, ``%claude new``, a resume of another conversation).
+        self.allowances: dict[str, set[str]] = {}
         self.python_runner = PythonRunner(shell)
         self.results: dict[str, TurnResult] = {}
         self.background: set[Any] = set()
@@ -60,6 +75,11 @@ class ClaudeExtension:
         return os.path.abspath(self.config.cwd or os.getcwd())
 
     def _new_session(self, name: str, **options: Any) -> Session:
+        old = self.manager.peek(name)
+        if old is not None and old.session_id and old.session_id != options.get("resume"):
+            # Another conversation takes the name: the old one's standing allowances end
+            # here (a later resume of it asks again).
+            self.allowances.pop(old.session_id, None)
         cfg = self.config
         transcript = None
         if cfg.transcripts:
@@ -111,29 +131,11 @@ class ClaudeExtension:
         history) follow ``Claude.read_tools``; under "ask" both go through the one approver
         below, which shows the same approval card as every other tool.
         """
-        from ..kernel import ToolApproval
-
-        async def approve(request: ToolApproval) -> PythonDecision:
-            if type(request) is PythonApproval:
-                return await self._approve_python(name, request)
-            decision = await self.ask(name, f"mcp__byre__{request.tool}", request.input)
-            if decision is None:
-                return PythonDecision.deny(
-                    f"byre_jupyter: the {request.tool} tool needs approval "
-                    "(Claude.read_tools = 'ask'), and nobody can click here (a headless run). "
-                    "The user can allow it with `%config Claude.read_tools = 'allow'`."
-                )
-            if decision.allowed:
-                return PythonDecision.allow()
-            return PythonDecision.deny(
-                decision.reason or f"The user denied this {request.tool} call."
-            )
-
         server = McpServer("byre")
         server.add_tools(
             kernel_tools(
                 self.shell,
-                approve=approve,
+                approve=functools.partial(self._approve_in_kernel, name),
                 policy=lambda: str(self.config.python_tool),
                 read_policy=lambda: str(self.config.read_tools),
                 runner=self.python_runner,
@@ -141,64 +143,101 @@ class ClaudeExtension:
         )
         return server
 
-    async def _approve_python(self, name: str, request: PythonApproval) -> PythonDecision:
-        decision = await self.ask(name, "mcp__byre__python", {"code": request.code})
+    async def _approve_in_kernel(self, name: str, request: ToolApproval) -> PythonDecision:
+        """Claude's in-kernel tools ask (``python`` always under "ask", the read tools under
+        ``read_tools = "ask"``): in the cell of the turn the session is running, like every
+        other tool, or the headless answer when no cell owns that turn."""
+        tool_input: Mapping[str, Any]
+        if type(request) is PythonApproval:
+            tool, tool_input = "python", {"code": request.code}
+            headless, denied = PYTHON_HEADLESS, "The user denied running this code."
+        else:
+            tool, tool_input = request.tool, request.input
+            headless = READ_HEADLESS.format(tool=tool)
+            denied = f"The user denied this {tool} call."
+        session = self.manager.peek(name)
+        turn = session.active_turn if session is not None else None
+        owner = turn.owner if turn is not None else None
+        decision = None
+        if session is not None:
+            decision = await self.ask(session, _as_owner(owner), f"mcp__byre__{tool}", tool_input)
         if decision is None:
-            return PythonDecision.deny(PYTHON_HEADLESS)
+            return PythonDecision.deny(headless)
         if decision.allowed:
             return PythonDecision.allow()
-        return PythonDecision.deny(decision.reason or "The user denied running this code.")
+        return PythonDecision.deny(decision.reason or denied)
 
     async def _decide_permission(self, name: str, request: PermissionRequest) -> Allow | Deny:
+        """The session's own ``can_use_tool``: prompts of turns no cell owns (the CLI started
+        them by itself) get the headless policy and standing allowances, never a card."""
+        session = self.manager.peek(name)
+        if session is None:
+            return Deny(TOOL_HEADLESS.format(tool=request.tool_name))
+        return await self.decide_permission(session, None, request)
+
+    async def decide_permission(
+        self, session: Session, owner: TurnOwner | None, request: PermissionRequest
+    ) -> Allow | Deny:
         """Answer the CLI's can_use_tool: byre's own tools decide for themselves (the python
-        tool has its own policy); otherwise ask in the cell, or follow the headless policy."""
+        tool has its own policy); otherwise ask in the owner's cell, or follow the headless
+        policy."""
         if request.tool_name.startswith("mcp__byre__"):
             return Allow()
-        decision = await self.ask(name, request.tool_name, request.input)
+        decision = await self.ask(session, owner, request.tool_name, request.input)
         if decision is None:
             return Deny(TOOL_HEADLESS.format(tool=request.tool_name))
         if decision.allowed:
             return Allow()
-        reason = decision.reason or "The user denied this tool call."
-        return Deny(reason)
+        return Deny(decision.reason or "The user denied this tool call.")
 
     async def ask(
-        self, name: str, tool_name: str, tool_input: Mapping[str, Any]
+        self,
+        session: Session,
+        owner: TurnOwner | None,
+        tool_name: str,
+        tool_input: Mapping[str, Any],
     ) -> ApprovalDecision | None:
-        """Show an approval card in the session's running cell and wait for the click.
+        """Show an approval card in the owner's cell and wait for the click.
 
-        Returns None when nobody can answer (a headless run): the caller applies its policy.
-        "Always allow" is remembered per session and tool. Every decision is also written
-        into the turn's view, so it stays in the static output.
+        Returns None when nobody can answer (a headless run, or a turn no cell owns): the
+        caller applies its policy. "Always allow" is remembered per conversation and tool.
+        Every decision is also written into the owner's view, so it stays in the static output.
         """
-        view = self.views.get(name)
         title, _detail = describe_tool_request(tool_name, tool_input)
-        if tool_name in self.always_allowed.get(name, set()):
-            if view is not None:
-                view.add_notice("approved", f"{title} (always allowed in this session)")
+
+        def note(kind: str, text: str) -> None:
+            if owner is not None:
+                owner.notice(kind, text)
+
+        conversation = session.session_id or ""
+        if tool_name in self.allowances.get(conversation, set()):
+            note("approved", f"{title} (always allowed in this session)")
             return ApprovalDecision("allow")
-        surface = self.surfaces.get(name)
-        card = surface.ask(tool_name, tool_input) if surface is not None else None
+        card = owner.card(tool_name, tool_input) if owner is not None else None
         if card is None:
             if self.config.headless_permission == "allow":
-                if view is not None:
-                    view.add_notice("approved", f"{title} (headless policy: allow)")
+                note("approved", f"{title} (headless policy: allow)")
                 return ApprovalDecision("allow")
-            if view is not None:
-                view.add_notice("permission", f"{title}: nobody can approve here (headless)")
+            note("permission", f"{title}: nobody can approve here (headless)")
             return None
         decision = await card.decision
         if decision.choice == "always":
-            self.always_allowed.setdefault(name, set()).add(tool_name)
-        if view is not None and surface is not None:
-            if decision.allowed:
-                how = "always, in this session" if decision.choice == "always" else "once"
-                view.add_notice("approved", f"{title} (allowed {how})")
-            else:
-                why = f": {decision.reason}" if decision.reason else ""
-                view.add_notice("permission", f"{title}{why}")
-            surface.update(list(view.walk()))
+            self.allowances.setdefault(conversation, set()).add(tool_name)
+        if decision.allowed:
+            how = "always, in this session" if decision.choice == "always" else "once"
+            note("approved", f"{title} (allowed {how})")
+        else:
+            why = f": {decision.reason}" if decision.reason else ""
+            note("permission", f"{title}{why}")
         return decision
+
+    def allowed_tools(self, session: Session) -> set[str]:
+        """The tools "always allowed" in the session's current conversation."""
+        return set(self.allowances.get(session.session_id or "", set()))
+
+    def clear_allowances(self, session: Session) -> set[str]:
+        """End the standing allowances of the session's conversation; returns what they were."""
+        return self.allowances.pop(session.session_id or "", set())
 
     def _config_changed(self, change: Any) -> None:
         for session in self.manager:
@@ -243,3 +282,8 @@ class ClaudeExtension:
 
     async def close(self) -> None:
         await self.manager.close_all()
+
+
+def _as_owner(owner: object) -> TurnOwner | None:
+    """A turn's owner, if it is a cell that takes approvals (else: the headless policy)."""
+    return owner if isinstance(owner, TurnOwner) else None

@@ -13,6 +13,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -38,6 +39,8 @@ SUBCOMMANDS = {
     "resume": "resume [NAME] [ID]: continue an earlier conversation (e.g. after a kernel restart)",
     "usage": "usage: cost and tokens per session",
     "transcript": "transcript [NAME]: the last turn of a session as text",
+    "permissions": "permissions [--clear] [NAME]: the tools always allowed in the session's "
+    "conversation (--clear ends them)",
     "doctor": "doctor: check the CLI, login and kernel, each with a fix",
     "help": "help: this list",
 }
@@ -109,6 +112,17 @@ def _check_session_name(name: str, where: str) -> str:
     return name
 
 
+@dataclass(frozen=True)
+class _CellPlan:
+    """A checked ``%%claude`` cell: everything but the session, which ``execute`` takes."""
+
+    args: Any
+    prompt: str
+    images: list[tuple[str, bytes]]
+    context: list[dict[str, Any]]
+    names: list[str]
+
+
 @magics_class
 class ClaudeMagics(Magics):
     def __init__(self, shell: Any, ext: ClaudeExtension) -> None:
@@ -120,7 +134,9 @@ class ClaudeMagics(Magics):
     @cell_magic("claude")  # type: ignore[arg-type]  # IPython's decorator is untyped
     def claude_cell(self, line: str, cell: str) -> None:
         """Fallback when the input transformer did not run (e.g. ``run_cell_magic``)."""
-        coro = self.run(line, cell)
+        # Bad input raises UsageError here, in the caller's cell, before anything is scheduled
+        # (inside a task it would only be an unretrieved task exception).
+        coro = self.execute(self.prepare(line, cell))
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -135,6 +151,10 @@ class ClaudeMagics(Magics):
     claude_cell.__doc__ = _cell_args.__doc__
 
     async def run(self, line: str, body: str) -> None:
+        await self.execute(self.prepare(line, body))
+
+    def prepare(self, line: str, body: str) -> _CellPlan:
+        """Parse and check the cell, resolve its inputs; raises UsageError, sends nothing."""
         args = parse_cell_args(line)
         prompt = body.strip()
         if not prompt:
@@ -152,6 +172,10 @@ class ClaudeMagics(Magics):
         if args.with_vars is not None:
             context, with_images, names = attach_variables(args.with_vars, namespace)
             images += with_images
+        return _CellPlan(args, prompt, images, context, names)
+
+    async def execute(self, plan: _CellPlan) -> None:
+        args = plan.args
         session = self.ext.session(args.session, new=args.new)
         if args.model:
             try:
@@ -160,11 +184,11 @@ class ClaudeMagics(Magics):
                 raise UsageError(f"-m {args.model}: {e}") from None
         request = TurnRequest(
             session=session,
-            prompt=prompt,
-            images=images,
+            prompt=plan.prompt,
+            images=plan.images,
             out=args.out,
-            extra_blocks=context,
-            context_names=names,
+            extra_blocks=plan.context,
+            context_names=plan.names,
         )
         if args.bg:
             task = asyncio.get_running_loop().create_task(run_turn(self.ext, request))
@@ -178,7 +202,7 @@ class ClaudeMagics(Magics):
     @line_magic("claude")  # type: ignore[arg-type]
     def claude_line(self, line: str) -> Any:
         """%claude SUBCOMMAND: sessions, model, new, stop, close, resume, usage, transcript,
-        doctor, help."""
+        permissions, doctor, help."""
         try:
             words = shlex.split(line)
         except ValueError as e:
@@ -290,10 +314,31 @@ class ClaudeMagics(Magics):
         from ..ui import terminal_text
 
         name = self._one_name(rest, "transcript")
-        view = self.ext.views.get(name)
+        view = self.ext.last_views.get(name)
         if view is None:
             raise UsageError(f"no turn yet in session {name!r}")
         print(terminal_text(view, max_lines=10_000))
+
+    def _cmd_permissions(self, rest: list[str]) -> None:
+        clear = "--clear" in rest
+        rest = [w for w in rest if w != "--clear"]
+        if any(w.startswith("-") for w in rest):
+            raise UsageError("%claude permissions [--clear] [NAME]")
+        session = self._existing(self._one_name(rest, "permissions"))
+        tools = self.ext.clear_allowances(session) if clear else self.ext.allowed_tools(session)
+        listed = ", ".join(sorted(tools))
+        if clear:
+            print(
+                f"session {session.name!r}: cleared ({listed}); these tools ask again"
+                if tools
+                else f"session {session.name!r}: nothing was always allowed"
+            )
+        else:
+            print(
+                f"session {session.name!r}: always allowed in this conversation: {listed}"
+                if tools
+                else f"session {session.name!r}: nothing is always allowed (every tool asks)"
+            )
 
     def _cmd_doctor(self, rest: list[str]) -> None:
         display(Markdown(doctor_report(self.ext)))

@@ -1,11 +1,18 @@
-"""Running one ``%%claude`` turn on the kernel's loop.
+"""Running one ``%%claude`` turn on the kernel's loop, owned by the cell that started it.
 
 The cell is rewritten into ``await`` of :func:`ClaudeExtension.run_cell` (see ``transform``), so
 ipykernel runs it as an async cell: the cell blocks until the turn ends (Run All, nbclient and
 papermill capture the whole answer) while widget messages are still dispatched (ipykernel 7.4),
-so Stop and the model menu work mid-turn. Jupyter's ■ arrives here as ``CancelledError``: it
-becomes a graceful ``interrupt`` with our own deadline (a second ■ is ignored by ipykernel), and
-the cell ends cleanly, marked interrupted, with the session alive.
+so Stop and the model menu work mid-turn.
+
+A :class:`TurnController` is created per cell and bound to that cell's display slot: it owns the
+turn's view, its approval cards, its notices and its Stop. The session hands the CLI's permission
+prompts (and the in-kernel python tool's approvals) to the controller of the turn it is running,
+never to "the newest cell of the session": with ``--bg`` cells, several cells of one session
+exist at once. Stop and Jupyter's ■ act on this cell's turn only: a queued turn is withdrawn
+unsent, a running one is interrupted (the session escalates to a kill after
+``interrupt_grace``), a start-up is abandoned (the half-started CLI is killed). ■ arrives here as
+``CancelledError``; the cell then ends cleanly, marked interrupted, with the session usable.
 """
 
 from __future__ import annotations
@@ -13,21 +20,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ByreError
-from ..session import Session, TurnResult
+from ..session import Allow, Deny, PermissionRequest, Session, Turn, TurnResult
 from ..ui import TurnView
+from ..ui.approval import ApprovalCard
 from .frontend import Surface, make_surface
 
 if TYPE_CHECKING:
     from .extension import ClaudeExtension
 
-__all__ = ["TurnRequest", "run_turn"]
+__all__ = ["TurnController", "TurnRequest", "run_turn"]
 
 log = logging.getLogger(__name__)
+
+#: Beyond ``interrupt_grace``: the kill of the process group and its reaping (the transport
+#: waits up to 5 s for the exit). Past this the cell ends anyway; the session's own stop task
+#: still finishes the kill.
+KILL_SLACK_S = 7.0
 
 
 @dataclass
@@ -46,22 +59,123 @@ def _model_values(session: Session) -> list[str]:
     return values or ["default"]
 
 
-async def run_turn(ext: ClaudeExtension, request: TurnRequest) -> TurnResult | None:
-    """Show and run one turn; returns its result (None if it could not start)."""
-    session = request.session
-    loop = asyncio.get_running_loop()
-    shown = request.prompt
-    if request.context_names:
-        shown += f"\n(with {', '.join(request.context_names)})"
-    view = TurnView(session.name, shown, attached_images=request.images)
-    view.model = session.model or "default"
+class TurnController:
+    """One cell's turn: its view and display slot, its approval cards, notices and Stop."""
 
-    def on_stop() -> None:
-        surface.reject_pending("Stopped by the user.")
-        ext.python_runner.interrupt()
-        ext.schedule(_quiet(session.interrupt()))
+    def __init__(self, ext: ClaudeExtension, request: TurnRequest) -> None:
+        self.ext = ext
+        self.request = request
+        self.session = session = request.session
+        shown = request.prompt
+        if request.context_names:
+            shown += f"\n(with {', '.join(request.context_names)})"
+        self.view = TurnView(
+            session.name,
+            shown,
+            attached_images=request.images,
+            image_budget=int(ext.config.max_saved_images_mb * 2**20),
+        )
+        self.view.model = session.model or "default"
+        #: The session's handle of this cell's turn, once sent (queued or running).
+        self.turn: Turn | None = None
+        self.stopped = False
+        self._starting: asyncio.Future[None] | None = None
+        self.surface: Surface = make_surface(
+            ext.frontend(),
+            ext.config.live,
+            self.view,
+            models=_model_values(session) if session.models else [self.view.model],
+            on_stop=self.stop,
+            on_model=self._on_model,
+            loop=asyncio.get_running_loop(),
+            permission_mode=session.permission_mode or "default",
+            on_permission_mode=self._on_permission_mode,
+        )
 
-    def on_permission_mode(mode: str) -> None:
+    # -- the turn -------------------------------------------------------------------------
+
+    async def run(self) -> TurnResult | None:
+        """Show and run the turn; returns its result (None if it never started)."""
+        session, view = self.session, self.view
+        result: TurnResult | None = None
+        try:
+            try:
+                # Its own task, so Stop can abandon the start without cancelling the cell.
+                self._starting = asyncio.ensure_future(session.start())
+                await self._starting
+                if self.stopped:
+                    raise asyncio.CancelledError  # Stop while the CLI started: send nothing
+                self.surface.set_models(_model_values(session), session.model or "default")
+                request = self.request
+                self.turn = await session.send(
+                    [*request.extra_blocks, {"type": "text", "text": request.prompt}]
+                    if request.extra_blocks
+                    else request.prompt,
+                    images=[data for _, data in request.images],
+                    can_use_tool=self.decide,
+                    owner=self,
+                )
+                async for message in self.turn.events():
+                    self.surface.update(view.apply(message))
+                result = await self.turn.result()
+            except asyncio.CancelledError:
+                # ■ (the cell's task cancelled), or Stop during start-up.
+                result = await self._withdraw("Interrupted by the user.")
+                view.finish(interrupted=True)
+            except ByreError as e:
+                view.finish(error=str(e))
+            else:
+                if result.error is not None:
+                    view.finish(error=str(result.error), interrupted=result.interrupted)
+                else:
+                    view.finish(interrupted=result.interrupted)
+            if result is not None:
+                self.ext.remember(session, result)
+                if self.request.out:
+                    self.ext.shell.user_ns[self.request.out] = result
+        finally:
+            self.ext.last_views[session.name] = view
+            self.surface.finish()
+        return result
+
+    async def _withdraw(self, why: str) -> TurnResult | None:
+        """Take this cell's turn back: unsent if queued, interrupted if running. Waits, bounded,
+        until it has ended; the session's own stop task finishes the escalation regardless."""
+        self.surface.reject_pending(why)
+        turn = self.turn
+        if turn is None:
+            return None  # never sent; a cancelled start has killed its half-started CLI
+        if self.session.active_turn is turn:
+            self.ext.python_runner.interrupt()
+        self.ext.schedule(_quiet(self.session.cancel(turn)))
+        try:
+            return await asyncio.wait_for(
+                turn.result(), self.ext.config.interrupt_grace + KILL_SLACK_S
+            )
+        except asyncio.TimeoutError:
+            log.warning("byre: the turn had not ended %.0f s after ■", KILL_SLACK_S)
+            return None
+
+    # -- the cell's controls ----------------------------------------------------------------
+
+    def stop(self) -> None:
+        """The Stop button of this cell: only this cell's turn, wherever it is."""
+        self.stopped = True
+        self.surface.reject_pending("Stopped by the user.")
+        turn = self.turn
+        if turn is None:
+            if self._starting is not None and not self._starting.done():
+                self._starting.cancel()
+            return
+        if turn.done():
+            return
+        if self.session.active_turn is turn:
+            self.ext.python_runner.interrupt()
+        self.ext.schedule(_quiet(self.session.cancel(turn)))
+
+    def _on_permission_mode(self, mode: str) -> None:
+        session, view = self.session, self.view
+
         async def switch() -> None:
             before = session.permission_mode or "default"
             try:
@@ -69,82 +183,41 @@ async def run_turn(ext: ClaudeExtension, request: TurnRequest) -> TurnResult | N
                 view.add_notice("info", f"Permission mode: {mode}")
             except ByreError as e:
                 view.add_notice("error", f"permission mode change to {mode} refused: {e}")
-                surface.show_permission_mode(before)  # the menu shows what is in force
-            surface.update(list(view.walk()))
+                self.surface.show_permission_mode(before)  # the menu shows what is in force
+            self.surface.update(list(view.walk()))
 
-        ext.schedule(switch())
+        self.ext.schedule(switch())
 
-    def on_model(name: str) -> None:
+    def _on_model(self, name: str) -> None:
         async def switch() -> None:
             try:
-                await session.set_model(None if name == "default" else name)
+                await self.session.set_model(None if name == "default" else name)
             except ByreError as e:
-                view.add_notice("error", f"model change failed: {e}")
-                surface.update(list(view.walk()))
+                self.notice("error", f"model change failed: {e}")
 
-        ext.schedule(switch())
+        self.ext.schedule(switch())
 
-    surface: Surface = make_surface(
-        ext.frontend(),
-        ext.config.live,
-        view,
-        models=_model_values(session) if session.models else [view.model],
-        on_stop=on_stop,
-        on_model=on_model,
-        loop=loop,
-        permission_mode=session.permission_mode or "default",
-        on_permission_mode=on_permission_mode,
-    )
-    ext.views[session.name] = view
-    ext.surfaces[session.name] = surface
-    result: TurnResult | None = None
-    try:
-        try:
-            await session.start()
-            surface.set_models(_model_values(session), session.model or "default")
-            turn = await session.send(
-                [*request.extra_blocks, {"type": "text", "text": request.prompt}]
-                if request.extra_blocks
-                else request.prompt,
-                images=[data for _, data in request.images],
-            )
-            async for message in turn.events():
-                surface.update(view.apply(message))
-            result = await turn.result()
-        except asyncio.CancelledError:
-            # Kernel ■ (or the cell's task cancelled): stop the turn gracefully, bounded.
-            surface.reject_pending("Interrupted by the user.")
-            ext.python_runner.interrupt()
-            result = await _stop_after_cancel(ext, session)
-            view.finish(interrupted=True)
-        except ByreError as e:
-            view.finish(error=str(e))
-        else:
-            if result.error is not None:
-                view.finish(error=str(result.error), interrupted=result.interrupted)
-            else:
-                view.finish(interrupted=result.interrupted)
-        if result is not None:
-            ext.remember(session, result)
-            if request.out:
-                ext.shell.user_ns[request.out] = result
-    finally:
-        if ext.surfaces.get(session.name) is surface:
-            del ext.surfaces[session.name]
-        surface.finish()
-    return result
+    # -- approvals: the extension asks through the turn's controller ------------------------
+
+    async def decide(self, request: PermissionRequest) -> Allow | Deny:
+        """This turn's ``can_use_tool``: the CLI asks while this turn runs."""
+        return await self.ext.decide_permission(self.session, self, request)
+
+    def card(self, tool_name: str, tool_input: Mapping[str, Any]) -> ApprovalCard | None:
+        """An approval card in this cell, or None when nobody can click (no widgets)."""
+        if self.turn is None or self.turn.done():
+            return None
+        return self.surface.ask(tool_name, tool_input)
+
+    def notice(self, kind: str, text: str) -> None:
+        """A notice in this cell's view (kept in its static output)."""
+        self.view.add_notice(kind, text)
+        self.surface.update(list(self.view.walk()))
 
 
-async def _stop_after_cancel(ext: ClaudeExtension, session: Session) -> TurnResult | None:
-    turn = session.active_turn
-    deadline = ext.config.interrupt_grace + 2.0
-    try:
-        await asyncio.wait_for(session.interrupt(), deadline)
-        if turn is not None:
-            return await asyncio.wait_for(turn.result(), deadline)
-    except (asyncio.TimeoutError, ByreError) as e:
-        log.warning("byre: stopping the turn after ■ failed: %s", e)
-    return None
+async def run_turn(ext: ClaudeExtension, request: TurnRequest) -> TurnResult | None:
+    """Show and run one turn in the current cell; returns its result."""
+    return await TurnController(ext, request).run()
 
 
 async def _quiet(awaitable: Any) -> None:

@@ -2,7 +2,8 @@
 
 The process starts lazily at the first :meth:`Session.send`, with ``--session-id`` so the
 conversation id is known before the CLI says it. Turns run one at a time from a host-side queue
-(so a queued turn always survives an interrupt of the running one). If the CLI dies, the running
+(so a queued turn always survives an interrupt of the running one, and :meth:`Session.cancel`
+can withdraw one before it is sent). If the CLI dies, the running
 turn ends with a :class:`~byre_jupyter.errors.CLIProcessError` (exit code and stderr tail) and the
 next turn restarts it with ``--resume`` so the conversation goes on.
 
@@ -49,6 +50,17 @@ from .turn import Turn, TurnResult
 __all__ = ["HookCallback", "ImageInput", "Session"]
 
 log = logging.getLogger(__name__)
+
+
+async def _shielded(awaitable: Awaitable[None]) -> None:
+    """Run ``awaitable`` to the end even if the caller is cancelled meanwhile."""
+    task = asyncio.ensure_future(awaitable)
+    try:
+        await asyncio.shield(task)
+    except asyncio.CancelledError:
+        await asyncio.wait([task])
+        raise
+
 
 #: A hook: gets the hook's input JSON, returns the hook output (``{}`` to carry on).
 HookCallback = Callable[[Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
@@ -141,6 +153,7 @@ class Session:
         self._pump_task: asyncio.Task[None] | None = None
         self._active: Turn | None = None
         self._background: Turn | None = None
+        self._stopping: asyncio.Task[list[str]] | None = None
         self._closed = False
         self._hook_ids: dict[str, HookCallback] = {}
         self._transcript = (
@@ -234,7 +247,15 @@ class Session:
         transport = SubprocessTransport(
             build_argv(spec), env=build_env(spec), cwd=spec.cwd, max_line_bytes=self.max_line_bytes
         )
-        await transport.start()
+        starting = asyncio.ensure_future(transport.start())
+        try:
+            await asyncio.shield(starting)
+        except asyncio.CancelledError:
+            # Cancelled while the process is being created: it may exist already; kill it.
+            await asyncio.wait([starting])
+            if not starting.cancelled() and starting.exception() is None:
+                await _shielded(transport.kill())
+            raise
         channel = ControlChannel(
             transport,
             on_message=self._on_message,
@@ -270,6 +291,12 @@ class Session:
             raise CLIProcessError(
                 f"the CLI did not initialize: {e}", code, transport.stderr_tail
             ) from e
+        except asyncio.CancelledError:
+            # ■ (or Stop) while the CLI starts: a process that never answered initialize must
+            # not stay behind as "the running CLI" (the next turn would be written to it and
+            # wait forever). Kill it, shielded: the kill finishes even if cancelled again.
+            await _shielded(self._teardown(kill=True))
+            raise
         # After a fork the new conversation continues as a plain session.
         if self._fork_at is not None:
             self._fork_at = self._resume = None
@@ -311,13 +338,23 @@ class Session:
     # -- turns ----------------------------------------------------------------------------
 
     async def send(
-        self, prompt: str | Sequence[Mapping[str, Any]], images: Sequence[ImageInput] = ()
+        self,
+        prompt: str | Sequence[Mapping[str, Any]],
+        images: Sequence[ImageInput] = (),
+        *,
+        can_use_tool: PermissionCallback | None = None,
+        owner: object = None,
     ) -> Turn:
-        """Queue a turn; returns its handle at once. The CLI starts if it is not running."""
+        """Queue a turn; returns its handle at once. The CLI starts if it is not running.
+
+        ``can_use_tool`` answers the permission prompts of this turn only (the CLI runs one
+        turn at a time, so a prompt belongs to the running turn); without it, and for turns
+        the CLI starts by itself, the session's ``can_use_tool`` answers. ``owner`` is kept on
+        the turn for the host (e.g. the notebook cell that sent it); the session ignores it."""
         if self._closed:
             raise SessionClosedError(f"session {self.name!r} is closed")
         content = self._content(prompt, images)
-        turn = Turn(self, content)
+        turn = Turn(self, content, can_use_tool=can_use_tool, owner=owner)
         self._queue.append(turn)
         if self._queue_event is None:
             self._queue_event = asyncio.Event()
@@ -362,9 +399,20 @@ class Session:
             # A turn the CLI started on its own must end before ours is written.
             if self._background is not None:
                 await asyncio.wait([asyncio.ensure_future(self._background.result())])
-            turn = self._queue.popleft()
+            # The turn stays in the queue until it is written, so cancel() can withdraw it
+            # while the CLI starts; after the start, only a turn still at the head is sent.
+            turn = self._queue[0]
             try:
                 await self.start()
+            except ByreError as e:
+                if self._queue and self._queue[0] is turn:
+                    self._queue.popleft()
+                turn._finish(None, e)
+                continue
+            if not self._queue or self._queue[0] is not turn:
+                continue  # withdrawn meanwhile: never sent
+            self._queue.popleft()
+            try:
                 self._active = turn
                 turn.started = asyncio.get_running_loop().time()
                 turn.model = self.model
@@ -386,19 +434,43 @@ class Session:
     async def interrupt(self) -> list[str]:
         """End the running turn gracefully (within a second, normally); the session stays
         usable. Returns the ids of turns still queued, which will run next. If the CLI does not
-        end the turn within ``interrupt_grace`` seconds, its process group is killed and the
-        next turn resumes the conversation."""
+        end the turn within ``interrupt_grace`` seconds (the interrupt request included), its
+        process group is killed and the next turn resumes the conversation. The escalation
+        runs to the end even if the caller stops waiting."""
         queued = [t.id for t in self._queue]
         if self._active is None:
             return queued
-        still = await self._interrupt_active(grace=self.interrupt_grace)
+        # The escalation runs as its own task: a caller that gives up (a cancelled cell, a
+        # wait_for shorter than the grace) must not leave a stalled CLI alive with the turn
+        # still active, or every later turn would queue behind it forever.
+        if self._stopping is None or self._stopping.done():
+            self._stopping = asyncio.get_running_loop().create_task(
+                self._interrupt_active(grace=self.interrupt_grace)
+            )
+        still = await asyncio.shield(self._stopping)
         return queued + still
 
+    async def cancel(self, turn: Turn) -> None:
+        """Withdraw ``turn``: a queued turn is removed and never sent (it ends interrupted);
+        the running turn is interrupted as by :meth:`interrupt`; other turns are untouched."""
+        if turn.done() or turn.session is not self:
+            return
+        if turn in self._queue:
+            self._queue.remove(turn)
+            turn.interrupt_requested = True
+            turn._finish(None)
+        elif turn is self._active:
+            await self.interrupt()
+
     async def _interrupt_active(self, grace: float) -> list[str]:
+        """Interrupt request, then the turn gets ``grace`` seconds in all to end, then the
+        process group is killed; the next turn starts a fresh CLI with ``--resume``."""
         turn = self._active
         if turn is None:
             return []
         turn.interrupt_requested = True
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + grace
         still: list[str] = []
         if self._channel is not None:
             try:
@@ -410,7 +482,8 @@ class Session:
             except ControlError as e:
                 log.info("byre: interrupt request failed (%s); escalating", e)
         try:
-            await asyncio.wait_for(turn.result(), grace)
+            if not turn.done():
+                await asyncio.wait_for(turn.result(), max(0.0, deadline - loop.time()))
         except asyncio.TimeoutError:
             log.warning("byre: turn did not end %.1fs after interrupt; killing the CLI", grace)
             await self._teardown(kill=True)
@@ -531,9 +604,14 @@ class Session:
     def _on_eof(self, channel: ControlChannel) -> None:
         if channel is not self._channel and self._channel is not None:
             return  # an old process we replaced
-        asyncio.get_running_loop().create_task(self._after_exit(channel))
+        # The turns this process was running, taken now: by the time the exit is handled a
+        # new process may run the next turn, which this death must not end.
+        turns = (self._active, self._background)
+        asyncio.get_running_loop().create_task(self._after_exit(channel, turns))
 
-    async def _after_exit(self, channel: ControlChannel) -> None:
+    async def _after_exit(
+        self, channel: ControlChannel, turns: tuple[Turn | None, Turn | None]
+    ) -> None:
         transport = channel.transport
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(transport.wait(), 5.0)
@@ -544,10 +622,10 @@ class Session:
         error = CLIProcessError(
             "the Claude CLI exited during the turn", transport.returncode, transport.stderr_tail
         )
-        for turn in (self._active, self._background):
+        for turn in turns:
             if turn is not None and not turn.done():
                 turn._finish(None, error)
-        if not self._closed and self._active is not None:
+        if not self._closed and turns[0] is not None:
             self.restarts += 1
 
     # -- CLI → host requests --------------------------------------------------------------
@@ -568,7 +646,10 @@ class Session:
 
     async def _handle_can_use_tool(self, request: ControlRequest) -> Mapping[str, Any]:
         permission = PermissionRequest.from_request(request.request)
-        decision = await self.can_use_tool(permission)
+        # The CLI asks within the turn it runs: that turn's own callback answers, if it has one.
+        turn = self._active
+        decide = turn.can_use_tool if turn is not None and turn.can_use_tool else None
+        decision = await (decide or self.can_use_tool)(permission)
         return decision.to_wire(permission)
 
     # -- transcript -----------------------------------------------------------------------

@@ -23,6 +23,7 @@ from ..protocol import (
     TextBlock,
     UserMessage,
 )
+from .permissions import PermissionCallback
 
 if TYPE_CHECKING:
     from .session import Session
@@ -69,11 +70,17 @@ class Turn:
         prompt: str | Sequence[Mapping[str, Any]],
         *,
         origin: str | None = None,
+        can_use_tool: PermissionCallback | None = None,
+        owner: object = None,
     ) -> None:
         self.id = f"turn-{next(_turn_ids)}"
         self.session = session
         self.prompt = prompt
         self.origin = origin  # None for ours; "task-notification" for CLI-started turns
+        #: Answers this turn's permission prompts (None: the session's callback does).
+        self.can_use_tool = can_use_tool
+        #: Who sent the turn, for the host (a notebook cell's controller); None if the CLI did.
+        self.owner = owner
         self.messages: list[Message] = []
         self.created = time.monotonic()
         self.started: float | None = None
@@ -105,6 +112,10 @@ class Turn:
 
     async def interrupt(self) -> list[str]:
         return await self.session.interrupt()
+
+    async def cancel(self) -> None:
+        """Withdraw this turn: never sent if still queued, interrupted if running."""
+        await self.session.cancel(self)
 
     # -- producer side (the session) -------------------------------------------------------
 
