@@ -23,7 +23,7 @@ from ..session import Deny, McpServer, PermissionRequest, Session, SessionManage
 from ..session.index import NOTEBOOK_ENV, ResumeIndex, default_index_path, resume_keys
 from ..session.permissions import Allow
 from ..ui import TurnView
-from ..ui.approval import ApprovalCard, ApprovalDecision, describe_tool_request
+from ..ui.approval import ApprovalCard, ApprovalDecision, describe_request
 from .config import Claude
 from .frontend import frontend_kind
 
@@ -203,7 +203,7 @@ class ClaudeExtension:
         caller applies its policy. "Always allow" is remembered per conversation and tool.
         Every decision is also written into the owner's view, so it stays in the static output.
         """
-        title, _detail = describe_tool_request(tool_name, tool_input)
+        title = describe_request(tool_name, tool_input).summary
 
         def note(kind: str, text: str) -> None:
             if owner is not None:

@@ -97,6 +97,17 @@ class ToolRequest:
         return reveal("\n".join(part for part in (self.body, self.extra) if part))
 
     @property
+    def summary(self) -> str:
+        """One line for the record of a decision: the title, and for a command or code its
+        first line (clipped), so the saved notebook says what was allowed or denied."""
+        if self.kind not in ("command", "code") or not self.body.strip():
+            return self.title
+        lines = self.body.strip().split("\n")
+        first = lines[0] if len(lines[0]) <= _SUMMARY_CHARS else lines[0][:_SUMMARY_CHARS] + "…"
+        more = f" (+{_count(len(lines) - 1, 'line')})" if len(lines) > 1 else ""
+        return f"{self.title}: {reveal(first, one_line=True)}{more}"
+
+    @property
     def hidden_count(self) -> int:
         return count_hidden(self.heading, one_line=True) + sum(
             count_hidden(t) for t in (self.claim, self.body, self.extra)
@@ -104,6 +115,8 @@ class ToolRequest:
 
 
 # --- describing a request -------------------------------------------------------------------
+
+_SUMMARY_CHARS = 80
 
 _KEY = re.compile(r"[A-Za-z_][\w.-]*")
 

@@ -151,5 +151,6 @@ def test_a_20kb_bash_command_is_whole_scrollable_and_what_runs(
     data = static_data(lab, 1)
     for mime in ("text/markdown", "text/html", "text/plain"):
         assert "\u202e" not in data[mime], mime
-    assert "Approved: Run a shell command (allowed once)" in data["text/markdown"]
+    md = data["text/markdown"]
+    assert "Approved: Run a shell command: " in md and "(allowed once)" in md, md
     assert "# note ⟨U+202E⟩evil⟨U+202C⟩ done" in data["text/markdown"]  # the saved tool card

@@ -171,7 +171,7 @@ def test_allow_once_runs_the_command(
     assert_clean(final)
     data = static_data(lab, 1)
     md = data["text/markdown"]
-    assert "Approved: Run a shell command (allowed once)" in md, md
+    assert "Approved: Run a shell command: " in md and "(allowed once)" in md, md
     assert f"$ {command}" in md and "Bash" in md, md  # the command's card
     assert "Approved: Run a shell command" in data["text/html"]
 
@@ -239,8 +239,8 @@ def test_always_allow_covers_later_calls_in_the_session(
     assert "ALWAYSDONE" in final, final
     assert_clean(final)
     md = static_data(lab, 1)["text/markdown"]
-    assert "Approved: Run a shell command (allowed always, in this session)" in md
-    assert "Approved: Run a shell command (always allowed in this session)" in md
+    assert "echo made1 (allowed always, in this session)" in md, md  # what, and how
+    assert "echo made2 (always allowed in this session)" in md, md
 
     # The next cell of the same session: still no card.
     lab.watch_output(2)
@@ -250,7 +250,7 @@ def test_always_allow_covers_later_calls_in_the_session(
     assert cards_seen(lab, 2, "Run a shell command") == []
     assert "THIRDDONE" in lab.output_text(2)
     md = static_data(lab, 2)["text/markdown"]
-    assert "Run a shell command (always allowed in this session)" in md, md
+    assert "echo made3 (always allowed in this session)" in md, md
     for n in (1, 2, 3):
         req = api.wait_for_request(f"made{n}", timeout=5)  # the tool_result that made file n
         assert not req.last_tool_results[-1]["is_error"]
@@ -297,7 +297,7 @@ def test_python_tool_asks_in_the_cell(
     if choice == "allow":
         assert shown == ["True", "42"], shown
         assert not result["is_error"], result
-        assert "Approved: Run Python in your kernel (allowed once)" in md, md
+        assert "Approved: Run Python in your kernel: " in md and "(allowed once)" in md, md
     else:
         assert shown == ["False", "None"], shown
         assert result["is_error"] and "denied" in result["text"].lower(), result

@@ -141,9 +141,9 @@ def test_two_bg_cells_each_get_their_own_approval_card(
     assert box.locator("pre").inner_text().strip() == cmds[1]
     box.locator(ALLOW).click()
     md2 = wait_static(lab, 2)
-    assert "TWO_DONE" in md2 and "Second file (allowed once)" in md2, md2
+    assert "TWO_DONE" in md2 and "echo made2 (allowed once)" in md2, md2
     md1 = static_markdown(lab, 1) or ""
-    assert "First file (allowed once)" in md1 and "Second file" not in md1, md1
+    assert "echo made1 (allowed once)" in md1 and "made2" not in md1, md1
     assert files[0].exists() and files[1].exists()
 
 

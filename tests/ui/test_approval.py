@@ -296,3 +296,21 @@ def test_a_newline_in_a_path_cannot_fake_a_title_or_diff_lines(
     )
     assert "\n+++ b//etc/passwd\n" not in text  # no line of its own
     assert "--- a//tmp/a.py⟨U+000A⟩+++ b//etc/passwd\n" in text
+
+
+def test_the_record_of_a_decision_names_the_command_or_code() -> None:
+    """The notice saved in the notebook says what was allowed, not only which tool: the first
+    line of a command or code (clipped, hidden characters revealed) and how many lines follow."""
+    from byre_jupyter.ui.approval import describe_request
+
+    bash = describe_request(
+        "Bash", {"command": "rm -rf build\u202e && ls\nmore", "description": "x"}
+    )
+    assert bash.summary == "Run a shell command: rm -rf build⟨U+202E⟩ && ls (+1 line)"
+    long = describe_request("mcp__byre__python", {"code": "y = " + "9" * 200})
+    assert long.summary.startswith("Run Python in your kernel: y = 999") and long.summary.endswith(
+        "…"
+    )
+    assert len(long.summary) < 130
+    write = describe_request("Write", {"file_path": "/p/f.py", "content": "secret body"})
+    assert write.summary == write.title and "secret body" not in write.summary
