@@ -116,7 +116,7 @@ class ToolRequest:
 
 # --- describing a request -------------------------------------------------------------------
 
-_SUMMARY_CHARS = 80
+_SUMMARY_CHARS = 160
 
 _KEY = re.compile(r"[A-Za-z_][\w.-]*")
 

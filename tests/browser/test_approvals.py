@@ -206,7 +206,8 @@ def test_deny_with_reason_reaches_the_model(
     assert "DENYDONE" in final and "Permission denied" in final, final
     assert_clean(final)
     md = static_data(lab, 1)["text/markdown"]
-    assert "Permission denied: Run a shell command: not today" in md, md
+    denied = next(line for line in md.splitlines() if line.startswith("*Permission denied: Run"))
+    assert "denied.txt" in denied and denied.endswith(": not today*"), md  # what, and why
 
 
 # --------------------------------------------------------------------------------------------
@@ -239,7 +240,7 @@ def test_always_allow_covers_later_calls_in_the_session(
     assert "ALWAYSDONE" in final, final
     assert_clean(final)
     md = static_data(lab, 1)["text/markdown"]
-    assert "echo made1 (allowed always, in this session)" in md, md  # what, and how
+    assert "echo made1 (allowed always, in this session)" in md, md  # what was allowed, and how
     assert "echo made2 (always allowed in this session)" in md, md
 
     # The next cell of the same session: still no card.

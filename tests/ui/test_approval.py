@@ -307,10 +307,10 @@ def test_the_record_of_a_decision_names_the_command_or_code() -> None:
         "Bash", {"command": "rm -rf build\u202e && ls\nmore", "description": "x"}
     )
     assert bash.summary == "Run a shell command: rm -rf build⟨U+202E⟩ && ls (+1 line)"
-    long = describe_request("mcp__byre__python", {"code": "y = " + "9" * 200})
+    long = describe_request("mcp__byre__python", {"code": "y = " + "9" * 400})
     assert long.summary.startswith("Run Python in your kernel: y = 999") and long.summary.endswith(
         "…"
     )
-    assert len(long.summary) < 130
+    assert len(long.summary) < 200
     write = describe_request("Write", {"file_path": "/p/f.py", "content": "secret body"})
     assert write.summary == write.title and "secret body" not in write.summary
