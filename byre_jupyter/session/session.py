@@ -40,7 +40,7 @@ from ..protocol import (
     sniff_image_type,
     user_message,
 )
-from ..transport import LaunchSpec, SubprocessTransport, build_argv, build_env, find_cli
+from ..transport import LaunchSpec, Transport, TransportFactory, subprocess_transport
 from .channel import ControlChannel
 from .mcp import McpServer
 from .permissions import PermissionCallback, PermissionRequest, default_policy
@@ -105,6 +105,7 @@ class Session:
         commit_name: str | None = None,
         commit_email: str | None = None,
         env_drop: Sequence[str] = (),
+        transport_factory: TransportFactory | None = None,
     ) -> None:
         self.name = name
         self.model = model
@@ -126,6 +127,8 @@ class Session:
         self.max_line_bytes = max_line_bytes
         self.commit_name = commit_name
         self.commit_email = commit_email
+        #: Builds what runs the CLI at each (re)start: the real process unless a test says.
+        self.transport_factory = transport_factory or subprocess_transport
 
         # Conversation identity: a fresh id, or resume / fork an existing one.
         self._resume = resume
@@ -145,7 +148,7 @@ class Session:
         self.usage_totals: dict[str, int] = {}
         self.restarts = 0
 
-        self._transport: SubprocessTransport | None = None
+        self._transport: Transport | None = None
         self._channel: ControlChannel | None = None
         self._start_lock: asyncio.Lock | None = None
         self._queue: deque[Turn] = deque()
@@ -225,7 +228,7 @@ class Session:
         elif self._has_history:
             resume = self.session_id
         return LaunchSpec(
-            cli_path=find_cli(self.cli_path),
+            cli_path=self.cli_path or "",
             cwd=self.cwd,
             model=self.model,
             permission_mode=self.permission_mode,
@@ -240,13 +243,11 @@ class Session:
             env_drop=self.env_drop,
             commit_name=self.commit_name,
             commit_email=self.commit_email,
+            max_line_bytes=self.max_line_bytes,
         )
 
     async def _spawn(self) -> None:
-        spec = self._launch_spec()
-        transport = SubprocessTransport(
-            build_argv(spec), env=build_env(spec), cwd=spec.cwd, max_line_bytes=self.max_line_bytes
-        )
+        transport = self.transport_factory(self._launch_spec())
         starting = asyncio.ensure_future(transport.start())
         try:
             await asyncio.shield(starting)
@@ -533,7 +534,7 @@ class Session:
         settings: dict[str, Any] = dict(
             model=self.model, cli_path=self.cli_path, cwd=self.cwd,
             permission_mode=self.permission_mode, env=self.env, extra_args=self.extra_args,
-            env_drop=self.env_drop,
+            env_drop=self.env_drop, transport_factory=self.transport_factory,
         )  # fmt: skip
         settings.update(options)
         # A fresh session (new id) told to resume ours with --fork-session; "" = whole history.

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import CLINotFoundError
+from ..protocol.framing import DEFAULT_MAX_LINE_BYTES
 
 __all__ = ["DEFAULT_ENV_DROP", "LaunchSpec", "build_argv", "build_env", "find_cli"]
 
@@ -67,7 +68,7 @@ def find_cli(configured: str | None = None, env: Mapping[str, str] | None = None
 class LaunchSpec:
     """Everything that decides how one CLI process is started."""
 
-    cli_path: str
+    cli_path: str  # "" (or a name on PATH): resolved by find_cli when the process starts
     cwd: str | None = None
     model: str | None = None
     permission_mode: str | None = None
@@ -87,6 +88,7 @@ class LaunchSpec:
     # Launch so that a later set_permission_mode("bypassPermissions") is accepted (the CLI
     # answers bypass_not_launched otherwise); it does not bypass anything by itself.
     allow_bypass: bool = False
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES  # longer stdout lines are reported, not read
 
 
 def build_argv(spec: LaunchSpec) -> list[str]:
