@@ -284,7 +284,7 @@ class Session:
         self._closed = True
         error = SessionClosedError(f"session {self.name!r} was closed")
         while self._queue:
-            self._queue.popleft()._finish(None, error)
+            self._queue.popleft().finish(None, error)
         if self._active is not None and self._channel is not None and self.running:
             with contextlib.suppress(ByreError, asyncio.TimeoutError):
                 await self._interrupt_active(grace=1.0)
@@ -295,7 +295,7 @@ class Session:
         await self._teardown(kill=False)
         for turn in (self._active, self._background):
             if turn is not None:
-                turn._finish(None, error)
+                turn.finish(None, error)
         if self._transcript is not None:
             self._transcript.close()
 
@@ -382,21 +382,20 @@ class Session:
             except ByreError as e:
                 if self._queue and self._queue[0] is turn:
                     self._queue.popleft()
-                turn._finish(None, e)
+                turn.finish(None, e)
                 continue
             if not self._queue or self._queue[0] is not turn:
                 continue  # withdrawn meanwhile: never sent
             self._queue.popleft()
             try:
                 self._active = turn
-                turn.started = asyncio.get_running_loop().time()
-                turn.model = self.model
+                turn.begin(self.model)
                 assert self._channel is not None
                 await self._channel.send(
                     user_message(turn.prompt, session_id=self.session_id or "")
                 )
             except ByreError as e:
-                turn._finish(None, e)
+                turn.finish(None, e)
                 self._active = None
                 continue
             try:
@@ -433,7 +432,7 @@ class Session:
         if turn in self._queue:
             self._queue.remove(turn)
             turn.interrupt_requested = True
-            turn._finish(None)
+            turn.finish(None)
         elif turn is self._active:
             await self.interrupt()
 
@@ -463,7 +462,7 @@ class Session:
             log.warning("byre: turn did not end %.1fs after interrupt; killing the CLI", grace)
             await self._teardown(kill=True)
             # The EOF handler ends the turn; make sure, in case it already ran.
-            turn._finish(
+            turn.finish(
                 None, CLIProcessError("stopped: the CLI did not answer the interrupt", None, "")
             )
         return still
@@ -539,17 +538,17 @@ class Session:
             and turn is not self._background
         ):
             turn = self._background_turn()
-        turn._add(message)
+        turn.add(message)
         if isinstance(message, ResultMessage):
             self._account(message)
-            turn._finish(message)
+            turn.finish(message)
             if turn is self._background:
                 self._background = None
 
     def _background_turn(self) -> Turn:
         if self._background is None or self._background.done():
             self._background = Turn(self, "", origin="task-notification")
-            self._background.started = asyncio.get_running_loop().time()
+            self._background.begin()
             if self.options.on_background_turn is not None:
                 self.options.on_background_turn(self._background)
         return self._background
@@ -594,7 +593,7 @@ class Session:
         )
         for turn in turns:
             if turn is not None and not turn.done():
-                turn._finish(None, error)
+                turn.finish(None, error)
         if not self._closed and turns[0] is not None:
             self.restarts += 1
 
