@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ProtocolError
-from ..protocol import DEFAULT_MAX_LINE_BYTES
+from ..protocol import DEFAULT_MAX_LINE_BYTES, model_option
 from ..transport import TransportFactory, subprocess_transport
 from .mcp import McpServer
 from .permissions import PermissionCallback
@@ -34,7 +34,7 @@ HookCallback = Callable[[Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
 class SessionOptions:
     """Everything a :class:`~byre_jupyter.session.session.Session` is started with."""
 
-    model: str | None = None
+    model: str | None = None  # what the user typed: "default" and "" mean the CLI's default
     cli_path: str | None = None  # None: $BYRE_CLAUDE_PATH, else ``claude`` on PATH
     cwd: str | None = None
     permission_mode: str | None = None
@@ -61,6 +61,7 @@ class SessionOptions:
     def __post_init__(self) -> None:
         # Normalised once, so equal settings compare equal and nothing shares a caller's list.
         normal: dict[str, Any] = {
+            "model": model_option(self.model),
             "cwd": os.fspath(self.cwd) if self.cwd is not None else None,
             "transcript": os.fspath(self.transcript) if self.transcript is not None else None,
             "env": dict(self.env or {}),

@@ -37,6 +37,7 @@ from ..protocol import (
     Message,
     ResultMessage,
     image_block,
+    model_option,
     sniff_image_type,
     user_message,
 )
@@ -468,8 +469,10 @@ class Session:
         return still
 
     async def set_model(self, model: str | None) -> str | None:
-        """Switch model for later turns (the running process too). Returns the resolved name."""
-        self.model = model
+        """Switch model for later turns (the running process too). Returns the resolved name.
+        ``"default"`` (or None) is the CLI's default model (:func:`~byre_jupyter.protocol.
+        model_option`)."""
+        model = self.model = model_option(model)
         if self._channel is None or not self.running:
             return model
         response = await self._channel.request(
@@ -521,8 +524,6 @@ class Session:
             self.last_init = message
             if message.session_id:
                 self.session_id = message.session_id
-            if message.model:
-                self.model_in_use: str | None = message.model
         turn = self._active
         if turn is None and self._background is None and not isinstance(message, InitMessage):
             # Between turns, only a system/init opens a turn the CLI starts by itself (a
