@@ -1,7 +1,7 @@
 """Builders for what the host writes to the CLI: user turns and control-channel messages.
 
 Control requests and responses share stdin/stdout with the messages
-(``shared/protocol/claude-protocol.md``, "Control channel"):
+(``docs/protocol.md``, section 6):
 ``{"type":"control_request","request_id":ID,"request":{"subtype":...}}`` one way and
 ``{"type":"control_response","response":{"subtype":"success"|"error","request_id":ID,...}}`` back.
 """

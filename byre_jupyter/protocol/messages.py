@@ -6,8 +6,8 @@ here and nowhere else. Types and subtypes the protocol docs list are *known*; an
 parses (into :class:`Message` / :class:`SystemMessage` with ``known=False``) so it can be logged
 and passed on, never dropped and never fatal.
 
-References: ``shared/protocol/stream-json-messages.md`` (the type list) and
-``shared/protocol/observed-cli-2.1.328.md`` (the shapes the real CLI sends).
+Reference: ``docs/protocol.md`` (the shapes the real CLI 2.1.328 sends). The known-type lists
+below are the names in the 2.1.328 binary's message schema.
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ __all__ = [
     "parse_message",
 ]
 
-#: Top-level ``type`` values of CLI 2.1.3xx stdout lines (stream-json-messages.md, and the
-#: schema names found in the 2.1.328 binary).
+#: Top-level ``type`` values of CLI 2.1.3xx stdout lines (the schema names found in the 2.1.328
+#: binary).
 KNOWN_TYPES: frozenset[str] = frozenset(
     {
         "user", "assistant", "result", "system", "stream_event", "prompt_suggestion",
@@ -54,7 +54,7 @@ KNOWN_TYPES: frozenset[str] = frozenset(
     }
 )  # fmt: skip
 
-#: ``system`` subtypes listed in stream-json-messages.md (full names from the 2.1.328 schema).
+#: ``system`` subtypes named in the 2.1.328 binary's message schema.
 KNOWN_SYSTEM_SUBTYPES: frozenset[str] = frozenset(
     {
         "init", "compact_boundary", "api_retry", "api_error", "hook_started", "hook_progress",

@@ -2,8 +2,8 @@
 
 The CLI is launched with ``--mcp-config`` declaring ``{"type":"sdk","name":"byre"}``; it then
 sends JSON-RPC messages for that server as ``mcp_message`` control requests and we answer with
-``{"mcp_response": <JSON-RPC response>}``. Notifications need an answer too (observed doc,
-section 16.1). ``notifications/cancelled`` (sent when the user interrupts during a tool) cancels
+``{"mcp_response": <JSON-RPC response>}``. Notifications need an answer too (docs/protocol.md,
+section 6). ``notifications/cancelled`` (sent when the user interrupts during a tool) cancels
 the running ``tools/call``.
 
 Registering a tool::

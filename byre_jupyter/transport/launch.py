@@ -1,9 +1,9 @@
 """What to run: finding the CLI, its argv and its environment.
 
 Pure functions (no process is started here), so the exact command line is testable. The argv
-follows ``shared/protocol/claude-protocol.md`` ("Launch"): stream-json both ways, ``--verbose``,
+follows ``docs/protocol.md`` (section 1): stream-json both ways, ``--verbose``,
 partial messages, empty attribution, and the in-process sdk MCP server ``byre`` with
-``alwaysLoad`` so its tools are in the prompt from the first turn (observed doc, section 8).
+``alwaysLoad`` so its tools are in the prompt from the first turn (docs/protocol.md, section 1).
 Nothing secret goes on argv: keys travel in the environment only.
 
 The CLI gets the kernel's environment minus Jupyter's own credentials (:data:`DEFAULT_ENV_DROP`):
@@ -111,7 +111,7 @@ def build_argv(spec: LaunchSpec) -> list[str]:
         argv.append("--allow-dangerously-skip-permissions")
     if spec.permission_mode != "bypassPermissions":
         # Without it the CLI never sends can_use_tool: tools needing approval are silently
-        # refused (observed doc, section 14, run n2).
+        # refused (docs/protocol.md, section 1).
         argv += ["--permission-prompt-tool", "stdio"]
     if spec.model:
         argv += ["--model", spec.model]

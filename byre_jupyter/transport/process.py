@@ -1,7 +1,7 @@
 """The CLI process: spawn, write lines, read lines, and a bounded close that leaves no orphans.
 
 * ``start_new_session=True``: Jupyter's interrupt sends SIGINT to the kernel's whole process
-  group and the CLI exits on SIGINT (kernel-mechanics.md, Q3); in its own session it is stopped
+  group and the CLI exits on SIGINT (docs/kernel.md, section 2); in its own session it is stopped
   only by us, gracefully, over the control channel.
 * On Linux the CLI is started through a tiny ``/bin/sh`` supervisor (:data:`SUPERVISOR`), the
   leader of the CLI's process group, which asks the kernel for SIGHUP when the kernel dies

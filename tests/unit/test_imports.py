@@ -1,5 +1,5 @@
-"""The package's own imports form no cycle, not even under ``TYPE_CHECKING`` (STYLE.md: a
-dependency that needs to call back gets a narrow Protocol instead)."""
+"""The package's own imports form no cycle, not even under ``TYPE_CHECKING``: a
+dependency that needs to call back gets a narrow Protocol instead."""
 
 from __future__ import annotations
 
