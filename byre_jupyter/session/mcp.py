@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import __version__
 from ..protocol import sniff_image_type
 
 __all__ = ["McpServer", "McpTool", "ToolResult"]
@@ -85,7 +86,7 @@ class McpTool:
 class McpServer:
     """A minimal MCP server: initialize, tools/list, tools/call, cancellation."""
 
-    def __init__(self, name: str = "byre", version: str = "0.1.0") -> None:
+    def __init__(self, name: str = "byre", version: str = __version__) -> None:
         self.name = name
         self.version = version
         self.tools: dict[str, McpTool] = {}
