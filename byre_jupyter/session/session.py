@@ -32,6 +32,7 @@ from ..errors import (
     SessionClosedError,
 )
 from ..protocol import (
+    AssistantMessage,
     ControlRequest,
     InitMessage,
     Message,
@@ -524,6 +525,8 @@ class Session:
             self.last_init = message
             if message.session_id:
                 self.session_id = message.session_id
+        if isinstance(message, AssistantMessage) and message.uuid:
+            self._has_history = True  # the CLI has recorded the conversation: a restart resumes
         turn = self._active
         if turn is None and self._background is None and not isinstance(message, InitMessage):
             # Between turns, only a system/init opens a turn the CLI starts by itself (a
@@ -597,6 +600,11 @@ class Session:
                 turn.finish(None, error)
         if not self._closed and turns[0] is not None:
             self.restarts += 1
+            if not self._has_history:
+                # Died before the CLI recorded anything: --resume finds no conversation, and
+                # the same --session-id is refused as "already in use" (measured with 2.1.328,
+                # tests/test_session_restart_cli.py). The next turn starts a new conversation.
+                self.session_id = str(uuidlib.uuid4())
 
     # -- CLI → host requests --------------------------------------------------------------
 

@@ -231,3 +231,27 @@ async def test_a_cli_that_exits_mid_turn_fails_the_turn_and_restarts(make: MakeS
     assert died.error.exit_code == 3
     assert (await asyncio.wait_for(session.query("two"), 5)).text == "after"
     assert session.restarts == 1 and fake.launches[1].resume == session.session_id
+
+
+async def test_a_cli_that_dies_before_its_first_answer_starts_a_new_conversation(
+    make: MakeSession,
+) -> None:
+    """Neither --session-id again nor --resume work then (tests/test_session_restart_cli.py)."""
+    session, fake = make([[Exit(3)], [assistant("after")]])
+    first_id = session.session_id
+    died = await asyncio.wait_for(session.query("one"), 5)
+    assert isinstance(died.error, CLIProcessError)
+    assert (await asyncio.wait_for(session.query("two"), 5)).text == "after"
+    assert fake.launches[1].resume is None
+    assert fake.launches[1].session_id == session.session_id != first_id
+
+
+async def test_a_cli_that_dies_after_an_answer_in_the_first_turn_is_resumed(
+    make: MakeSession,
+) -> None:
+    session, fake = make([[assistant("before", uuid="a1"), Exit(3)], [assistant("after")]])
+    first_id = session.session_id
+    died = await asyncio.wait_for(session.query("one"), 5)
+    assert isinstance(died.error, CLIProcessError)
+    assert (await asyncio.wait_for(session.query("two"), 5)).text == "after"
+    assert fake.launches[1].resume == first_id == session.session_id
