@@ -1,7 +1,7 @@
 """Benchmark 2: big lines (1, 16, 64 MiB), time and peak memory.
 
 Each line is a ``user`` tool_result carrying one base64 PNG payload twice, as the CLI sends a
-Read of an image (an image block plus ``tool_use_result.file.base64``; observed doc §4),
+Read of an image (an image block plus ``tool_use_result.file.base64``; docs/protocol.md §4),
 padded to exactly N MiB (newline excluded; 64 MiB is byre's default ``max_line_bytes``). The
 fake CLI writes ``system/init``, the big line and a ``result``. Every case runs in a fresh
 interpreter (``bench.worker``) and its peak-RSS growth is its own: ``VmHWM`` is reset when the

@@ -1,6 +1,6 @@
 """Deterministic stream-json generator: CLI stdout as the real CLI 2.1.328 shapes it.
 
-The line shapes follow ``shared/protocol/observed-cli-2.1.328.md``: ``system/init`` and
+The line shapes follow ``docs/protocol.md``: ``system/init`` and
 ``system/status`` at the start of a turn, then per API message ``stream_event`` lines
 (``message_start``, ``content_block_start``/``_delta``/``_stop``, ``message_delta``,
 ``message_stop``) carrying ``session_id``, ``parent_tool_use_id``, ``uuid`` and

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         PermissionRequest,
         Session,
         SessionManager,
+        SessionOptions,
         ToolResult,
         Turn,
         TurnResult,
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 
 _LAZY = {
     "Allow", "Deny", "McpServer", "PermissionRequest", "Session", "SessionManager",
-    "ToolResult", "Turn", "TurnResult",
+    "SessionOptions", "ToolResult", "Turn", "TurnResult",
 }  # fmt: skip
 
 
@@ -64,6 +65,7 @@ __all__ = [
     "Session",
     "SessionClosedError",
     "SessionManager",
+    "SessionOptions",
     "ToolResult",
     "Turn",
     "TurnResult",

@@ -24,7 +24,6 @@ __all__ = [
     "LineTooLongError",
     "ProtocolError",
     "SessionClosedError",
-    "TurnInterrupted",
 ]
 
 
@@ -109,7 +108,3 @@ class ControlTimeout(ControlError):
 
 class SessionClosedError(ByreError):
     """The session was closed; no more turns can be sent."""
-
-
-class TurnInterrupted(ByreError):
-    """Raised by callers that want an interrupted turn to surface as an exception."""

@@ -2,7 +2,7 @@
 
 Every test drives a real CLI 2.1.3xx process through :class:`byre_jupyter.Session`, answered by
 the scripted fake Messages API (``tests/conftest.py``: isolated HOME/TMPDIR, retries off). The
-behaviour asserted here is the one measured in ``shared/protocol/observed-cli-2.1.328.md``.
+behaviour asserted here is the one measured in ``docs/protocol.md``.
 
 Synchronisation is by awaiting events, results and recorded API requests; never by sleeping.
 ``ScriptedAPI.wait_for_request`` blocks a thread, so it runs in ``asyncio.to_thread`` (the

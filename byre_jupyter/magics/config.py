@@ -10,9 +10,9 @@ from __future__ import annotations
 from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode, Union
 from traitlets.config import Configurable
 
-__all__ = ["Claude"]
+from ..protocol import PERMISSION_MODES
 
-PERMISSION_MODES = ["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"]
+__all__ = ["Claude"]
 
 
 class Claude(Configurable):

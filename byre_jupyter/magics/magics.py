@@ -22,6 +22,7 @@ from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import HTML, Markdown, display
 
 from ..errors import ByreError
+from ..protocol import model_option
 from ..transport import find_cli
 from .extension import ClaudeExtension
 from .handoff import attach_variables, interpolate
@@ -179,7 +180,7 @@ class ClaudeMagics(Magics):
         session = self.ext.session(args.session, new=args.new)
         if args.model:
             try:
-                await session.set_model(None if args.model == "default" else args.model)
+                await session.set_model(model_option(args.model))
             except ByreError as e:
                 raise UsageError(f"-m {args.model}: {e}") from None
         request = TurnRequest(
@@ -266,7 +267,7 @@ class ClaudeMagics(Magics):
             return session.model or "default"
         if len(rest) > 1:
             raise UsageError("%claude model: one model name")
-        model = None if rest[0] == "default" else rest[0]
+        model = model_option(rest[0])
         session.model = model  # the running CLI is switched on the loop
         if session.running:
             self.ext.schedule(session.set_model(model))

@@ -4,7 +4,7 @@ A cell starting with ``%%claude`` becomes one line,
 ``await __import__("byre_jupyter.magics", fromlist=["cell"]).cell(LINE, BODY)``, before IPython's
 own cell-magic handling sees it. ipykernel then runs it on its async-cell path, where comm
 messages (widget clicks) are still dispatched and ■ arrives as ``CancelledError``
-(kernel-mechanics.md, TL;DR point 1). ``%%claude?`` is left alone so help still works.
+(docs/kernel.md, section 1). ``%%claude?`` is left alone so help still works.
 """
 
 from __future__ import annotations

@@ -1,15 +1,17 @@
 """The pure protocol layer: NDJSON framing, typed messages, and message builders.
 
-Imports nothing from asyncio, IPython, ipywidgets or traitlets (``tests/test_layers.py`` checks),
+Imports nothing from asyncio, IPython, ipywidgets or traitlets (``tests/test_protocol.py`` checks),
 so it can be reused by any host and tested without an event loop.
 """
 
 from .control import (
+    PERMISSION_MODES,
     cancel_request,
     control_request,
     error_response,
     image_block,
     initialize_request,
+    model_option,
     sniff_image_type,
     success_response,
     user_message,
@@ -21,12 +23,14 @@ from .messages import __all__ as _messages_all
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
     "LineSplitter",
+    "PERMISSION_MODES",
     "cancel_request",
     "control_request",
     "encode_line",
     "error_response",
     "image_block",
     "initialize_request",
+    "model_option",
     "sniff_image_type",
     "success_response",
     "user_message",

@@ -1,7 +1,7 @@
 """Builders for what the host writes to the CLI: user turns and control-channel messages.
 
 Control requests and responses share stdin/stdout with the messages
-(``shared/protocol/claude-protocol.md``, "Control channel"):
+(``docs/protocol.md``, section 6):
 ``{"type":"control_request","request_id":ID,"request":{"subtype":...}}`` one way and
 ``{"type":"control_response","response":{"subtype":"success"|"error","request_id":ID,...}}`` back.
 """
@@ -13,17 +13,30 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 __all__ = [
+    "PERMISSION_MODES",
     "cancel_request",
     "control_request",
     "error_response",
     "image_block",
     "initialize_request",
+    "model_option",
     "sniff_image_type",
     "success_response",
     "user_message",
 ]
 
+#: The permission modes the CLI accepts (``--permission-mode``, ``set_permission_mode``):
+#: the one list; the config trait and the menus take theirs from here.
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto")
+
+
+def model_option(name: str | None) -> str | None:
+    """The model to tell the CLI for what a user typed: ``None`` (the CLI's own default, no
+    ``--model``) for nothing or ``"default"`` in any case, else the name (an alias such as
+    ``sonnet`` or a full id) stripped. ``"default"`` is what the menus and ``%claude model``
+    show for the CLI's default, but it is no model name."""
+    name = (name or "").strip()
+    return None if not name or name.lower() == "default" else name
 
 
 def control_request(request_id: str, subtype: str, **fields: Any) -> dict[str, Any]:

@@ -6,8 +6,8 @@ here and nowhere else. Types and subtypes the protocol docs list are *known*; an
 parses (into :class:`Message` / :class:`SystemMessage` with ``known=False``) so it can be logged
 and passed on, never dropped and never fatal.
 
-References: ``shared/protocol/stream-json-messages.md`` (the type list) and
-``shared/protocol/observed-cli-2.1.328.md`` (the shapes the real CLI sends).
+Reference: ``docs/protocol.md`` (the shapes the real CLI 2.1.328 sends). The known-type lists
+below are the names in the 2.1.328 binary's message schema.
 """
 
 from __future__ import annotations
@@ -20,14 +20,21 @@ __all__ = [
     "KNOWN_SYSTEM_SUBTYPES",
     "KNOWN_TYPES",
     "ApiRetryMessage",
+    "ApiStreamEvent",
     "AssistantMessage",
     "Block",
+    "ContentBlockDelta",
+    "ContentBlockStart",
+    "ContentBlockStop",
     "ControlCancelRequest",
     "ControlRequest",
     "ControlResponse",
     "ImageBlock",
     "InitMessage",
     "Message",
+    "MessageDelta",
+    "MessageStart",
+    "MessageStop",
     "ResultMessage",
     "StreamEvent",
     "SystemMessage",
@@ -37,14 +44,16 @@ __all__ = [
     "ToolResultBlock",
     "ToolUseBlock",
     "UnknownBlock",
+    "UnknownStreamEvent",
     "UserMessage",
     "parse_block",
     "parse_blocks",
     "parse_message",
+    "parse_stream_event",
 ]
 
-#: Top-level ``type`` values of CLI 2.1.3xx stdout lines (stream-json-messages.md, and the
-#: schema names found in the 2.1.328 binary).
+#: Top-level ``type`` values of CLI 2.1.3xx stdout lines (the schema names found in the 2.1.328
+#: binary).
 KNOWN_TYPES: frozenset[str] = frozenset(
     {
         "user", "assistant", "result", "system", "stream_event", "prompt_suggestion",
@@ -54,7 +63,7 @@ KNOWN_TYPES: frozenset[str] = frozenset(
     }
 )  # fmt: skip
 
-#: ``system`` subtypes listed in stream-json-messages.md (full names from the 2.1.328 schema).
+#: ``system`` subtypes named in the 2.1.328 binary's message schema.
 KNOWN_SYSTEM_SUBTYPES: frozenset[str] = frozenset(
     {
         "init", "compact_boundary", "api_retry", "api_error", "hook_started", "hook_progress",
@@ -285,15 +294,143 @@ class TaskMessage(SystemMessage):
     task_type: str | None
 
 
+# --- API stream events (inside stream_event lines) -----------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApiStreamEvent:
+    """One raw Messages API stream event, typed; ``raw`` is the ``event`` dict."""
+
+    raw: Mapping[str, Any] = field(repr=False)
+
+    @property
+    def type(self) -> str:
+        return str(self.raw.get("type", ""))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MessageStart(ApiStreamEvent):
+    """An API message begins: its id, model and input usage."""
+
+    message_id: str
+    model: str | None
+    usage: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MessageDelta(ApiStreamEvent):
+    """Near the end of an API message: the stop reason and the output usage so far."""
+
+    stop_reason: str | None
+    usage: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MessageStop(ApiStreamEvent):
+    pass
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContentBlockStart(ApiStreamEvent):
+    """Block ``index`` of the message begins; ``block`` as far as it is known (parsed)."""
+
+    index: int
+    block: Block
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContentBlockDelta(ApiStreamEvent):
+    """More of block ``index``. ``kind`` is the delta's type (``text_delta``,
+    ``thinking_delta``, ``input_json_delta``, ``signature_delta``, ...); ``text`` its payload
+    (the text, the thinking, the partial JSON or the signature), "" for other kinds."""
+
+    index: int
+    kind: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContentBlockStop(ApiStreamEvent):
+    index: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnknownStreamEvent(ApiStreamEvent):
+    """An event type we do not model (or one missing its index); kept, never dropped."""
+
+
+_DELTA_PAYLOAD = {
+    "text_delta": "text",
+    "thinking_delta": "thinking",
+    "input_json_delta": "partial_json",
+    "signature_delta": "signature",
+}
+
+
+def parse_stream_event(raw: Mapping[str, Any]) -> ApiStreamEvent:
+    """Type one API stream event (the ``event`` of a ``stream_event`` line)."""
+    kind = raw.get("type")
+    index = raw.get("index")
+    if kind == "content_block_delta" and isinstance(index, int):
+        delta = _map(raw.get("delta"))
+        delta_kind = str(delta.get("type", ""))
+        payload = delta.get(_DELTA_PAYLOAD.get(delta_kind, ""), "")
+        return ContentBlockDelta(
+            raw=raw, index=index, kind=delta_kind, text=payload if isinstance(payload, str) else ""
+        )
+    if kind == "content_block_start" and isinstance(index, int):
+        return ContentBlockStart(
+            raw=raw, index=index, block=parse_block(_map(raw.get("content_block")))
+        )
+    if kind == "content_block_stop" and isinstance(index, int):
+        return ContentBlockStop(raw=raw, index=index)
+    if kind == "message_start":
+        message = _map(raw.get("message"))
+        return MessageStart(
+            raw=raw,
+            message_id=str(message.get("id") or ""),
+            model=_str(message.get("model")),
+            usage=_map(message.get("usage")),
+        )
+    if kind == "message_delta":
+        return MessageDelta(
+            raw=raw,
+            stop_reason=_str(_map(raw.get("delta")).get("stop_reason")),
+            usage=_map(raw.get("usage")),
+        )
+    if kind == "message_stop":
+        return MessageStop(raw=raw)
+    return UnknownStreamEvent(raw=raw)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StreamEvent(Message):
-    """A raw API stream event (``--include-partial-messages``)."""
+    """A ``stream_event`` line (``--include-partial-messages``): one API stream event, typed
+    here as :attr:`api_event`, so consumers dispatch on its class instead of re-reading dicts."""
 
     event: Mapping[str, Any]
+    _api_event: ApiStreamEvent | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def api_event(self) -> ApiStreamEvent:
+        """The typed event, parsed on first use and kept: the session never reads it, so the
+        hot path (tens of thousands of deltas a second) does not pay for it; each consumer that
+        does reads the same object."""
+        parsed = self._api_event
+        if parsed is None:
+            parsed = parse_stream_event(self.event)
+            object.__setattr__(self, "_api_event", parsed)  # a cache, not a change of value
+        return parsed
 
     @property
     def event_type(self) -> str:
         return str(self.event.get("type", ""))
+
+    @property
+    def api_message_id(self) -> str | None:
+        """The CLI's own note of the API message id (also on lines after ``message_start``)."""
+        value = self.raw.get("api_message_id")
+        return value if isinstance(value, str) and value else None
 
     @property
     def index(self) -> int | None:
@@ -372,7 +509,9 @@ def _num(value: Any) -> float | None:
 
 
 def _map(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    # ``type() is dict`` first: json.loads makes dicts, and the ABC check costs more than the
+    # rest of a stream event's parse.
+    return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 def _user(raw: Mapping[str, Any]) -> Message:

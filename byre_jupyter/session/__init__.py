@@ -2,6 +2,7 @@
 
 from .manager import SessionManager
 from .mcp import McpServer, McpTool, ToolResult
+from .options import SessionOptions
 from .permissions import Allow, Deny, PermissionCallback, PermissionRequest
 from .session import HookCallback, ImageInput, Session
 from .turn import Turn, TurnResult
@@ -17,6 +18,7 @@ __all__ = [
     "PermissionRequest",
     "Session",
     "SessionManager",
+    "SessionOptions",
     "ToolResult",
     "Turn",
     "TurnResult",

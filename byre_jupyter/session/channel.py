@@ -30,7 +30,7 @@ from ..protocol import (
     parse_message,
     success_response,
 )
-from ..transport import SubprocessTransport
+from ..transport import Transport
 
 __all__ = ["ControlChannel", "RequestHandler"]
 
@@ -43,7 +43,7 @@ RequestHandler = Callable[[ControlRequest], Awaitable[Mapping[str, Any]]]
 class ControlChannel:
     def __init__(
         self,
-        transport: SubprocessTransport,
+        transport: Transport,
         *,
         on_message: Callable[[Message], None],
         on_bad_line: Callable[[bytes, ProtocolError], None],

@@ -2,8 +2,8 @@
 
 The CLI is launched with ``--mcp-config`` declaring ``{"type":"sdk","name":"byre"}``; it then
 sends JSON-RPC messages for that server as ``mcp_message`` control requests and we answer with
-``{"mcp_response": <JSON-RPC response>}``. Notifications need an answer too (observed doc,
-section 16.1). ``notifications/cancelled`` (sent when the user interrupts during a tool) cancels
+``{"mcp_response": <JSON-RPC response>}``. Notifications need an answer too (docs/protocol.md,
+section 6). ``notifications/cancelled`` (sent when the user interrupts during a tool) cancels
 the running ``tools/call``.
 
 Registering a tool::
@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import __version__
 from ..protocol import sniff_image_type
 
 __all__ = ["McpServer", "McpTool", "ToolResult"]
@@ -85,7 +86,7 @@ class McpTool:
 class McpServer:
     """A minimal MCP server: initialize, tools/list, tools/call, cancellation."""
 
-    def __init__(self, name: str = "byre", version: str = "0.1.0") -> None:
+    def __init__(self, name: str = "byre", version: str = __version__) -> None:
         self.name = name
         self.version = version
         self.tools: dict[str, McpTool] = {}

@@ -1,7 +1,7 @@
 """Permission decisions for ``can_use_tool`` requests.
 
 The CLI asks only when launched with ``--permission-prompt-tool stdio`` and a mode other than
-``bypassPermissions`` (observed doc, section 14). A :data:`PermissionCallback` decides; its
+``bypassPermissions`` (docs/protocol.md, section 6). A :data:`PermissionCallback` decides; its
 answer is an :class:`Allow` or a :class:`Deny`.
 """
 

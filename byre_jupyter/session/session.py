@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import uuid as uuidlib
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,23 +32,25 @@ from ..errors import (
     SessionClosedError,
 )
 from ..protocol import (
-    DEFAULT_MAX_LINE_BYTES,
+    AssistantMessage,
     ControlRequest,
     InitMessage,
     Message,
     ResultMessage,
     image_block,
+    model_option,
     sniff_image_type,
     user_message,
 )
-from ..transport import LaunchSpec, SubprocessTransport, build_argv, build_env, find_cli
+from ..transport import LaunchSpec, Transport
 from .channel import ControlChannel
 from .mcp import McpServer
+from .options import HookCallback, SessionOptions
 from .permissions import PermissionCallback, PermissionRequest, default_policy
 from .transcript import TranscriptWriter
 from .turn import Turn, TurnResult
 
-__all__ = ["HookCallback", "ImageInput", "Session"]
+__all__ = ["HookCallback", "ImageInput", "Session", "SessionOptions"]
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +65,6 @@ async def _shielded(awaitable: Awaitable[None]) -> None:
         raise
 
 
-#: A hook: gets the hook's input JSON, returns the hook output (``{}`` to carry on).
-HookCallback = Callable[[Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
 #: An image for :meth:`Session.send`: raw bytes, a path, or an Anthropic image block.
 ImageInput = bytes | str | os.PathLike[str] | Mapping[str, Any]
 
@@ -81,51 +82,23 @@ class Session:
     """One conversation. See the module docstring; the README has a tour."""
 
     def __init__(
-        self,
-        name: str = "default",
-        model: str | None = None,
-        cli_path: str | None = None,
-        cwd: str | os.PathLike[str] | None = None,
-        permission_mode: str | None = None,
-        env: Mapping[str, str] | None = None,
-        *,
-        resume: str | None = None,
-        fork_at: str | None = None,
-        extra_args: Sequence[str] = (),
-        hooks: Mapping[str, Sequence[HookCallback]] | None = None,
-        can_use_tool: PermissionCallback | None = None,
-        mcp_server: McpServer | None = None,
-        transcript: str | os.PathLike[str] | None = None,
-        on_background_turn: Callable[[Turn], None] | None = None,
-        on_bad_line: Callable[[bytes, ProtocolError], None] | None = None,
-        control_timeout: float = 30.0,
-        start_timeout: float = 90.0,
-        interrupt_grace: float = 3.0,
-        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-        commit_name: str | None = None,
-        commit_email: str | None = None,
-        env_drop: Sequence[str] = (),
+        self, name: str = "default", options: SessionOptions | None = None, **overrides: Any
     ) -> None:
+        """``Session(name, options)``, or ``Session(name, model=..., cwd=...)``: keywords are
+        :class:`SessionOptions` fields, applied over ``options`` (a TypeError names a wrong one)."""
+        if options is not None and not isinstance(options, SessionOptions):
+            raise TypeError(f"options must be SessionOptions, not {type(options).__name__}")
+        options = options or SessionOptions()
         self.name = name
-        self.model = model
-        self.cli_path = cli_path
-        self.cwd = os.fspath(cwd) if cwd is not None else None
-        self.permission_mode = permission_mode
-        self.env = dict(env or {})
-        self.env_drop = tuple(env_drop)  # withheld from the CLI, beyond DEFAULT_ENV_DROP
-        self.extra_args = tuple(extra_args)
-        self.hooks = {event: list(fns) for event, fns in (hooks or {}).items()}
-        self.can_use_tool = can_use_tool or default_policy(permission_mode)
-        self._default_policy = can_use_tool is None
-        self.mcp_server = mcp_server or McpServer("byre")
-        self.on_background_turn = on_background_turn
-        self.on_bad_line = on_bad_line
-        self.control_timeout = control_timeout
-        self.start_timeout = start_timeout
-        self.interrupt_grace = interrupt_grace
-        self.max_line_bytes = max_line_bytes
-        self.commit_name = commit_name
-        self.commit_email = commit_email
+        self.options = dataclasses.replace(options, **overrides) if overrides else options
+        options = self.options
+        # What may change while the session runs: set_model, set_permission_mode.
+        self.model = options.model
+        self.permission_mode = options.permission_mode
+        self.can_use_tool = options.can_use_tool or default_policy(options.permission_mode)
+        self._default_policy = options.can_use_tool is None
+        self.mcp_server = options.mcp_server or McpServer("byre")
+        resume, fork_at = options.resume, options.fork_at
 
         # Conversation identity: a fresh id, or resume / fork an existing one.
         self._resume = resume
@@ -145,7 +118,7 @@ class Session:
         self.usage_totals: dict[str, int] = {}
         self.restarts = 0
 
-        self._transport: SubprocessTransport | None = None
+        self._transport: Transport | None = None
         self._channel: ControlChannel | None = None
         self._start_lock: asyncio.Lock | None = None
         self._queue: deque[Turn] = deque()
@@ -157,10 +130,16 @@ class Session:
         self._closed = False
         self._hook_ids: dict[str, HookCallback] = {}
         self._transcript = (
-            TranscriptWriter(transcript, {**os.environ, **self.env}) if transcript else None
+            TranscriptWriter(options.transcript, {**os.environ, **options.env})
+            if options.transcript
+            else None
         )
 
     # -- public properties ----------------------------------------------------------------
+
+    @property
+    def interrupt_grace(self) -> float:
+        return self.options.interrupt_grace
 
     @property
     def running(self) -> bool:
@@ -225,8 +204,8 @@ class Session:
         elif self._has_history:
             resume = self.session_id
         return LaunchSpec(
-            cli_path=find_cli(self.cli_path),
-            cwd=self.cwd,
+            cli_path=self.options.cli_path or "",
+            cwd=self.options.cwd,
             model=self.model,
             permission_mode=self.permission_mode,
             session_id=session_id,
@@ -234,19 +213,17 @@ class Session:
             resume_session_at=fork_at,
             fork_session=fork,
             mcp_servers=(self.mcp_server.name,),
-            allow_bypass=_bypass_allowed({**os.environ, **self.env}),
-            extra_args=self.extra_args,
-            env=self.env,
-            env_drop=self.env_drop,
-            commit_name=self.commit_name,
-            commit_email=self.commit_email,
+            allow_bypass=_bypass_allowed({**os.environ, **self.options.env}),
+            extra_args=self.options.extra_args,
+            env=self.options.env,
+            env_drop=self.options.env_drop,
+            commit_name=self.options.commit_name,
+            commit_email=self.options.commit_email,
+            max_line_bytes=self.options.max_line_bytes,
         )
 
     async def _spawn(self) -> None:
-        spec = self._launch_spec()
-        transport = SubprocessTransport(
-            build_argv(spec), env=build_env(spec), cwd=spec.cwd, max_line_bytes=self.max_line_bytes
-        )
+        transport = self.options.transport_factory(self._launch_spec())
         starting = asyncio.ensure_future(transport.start())
         try:
             await asyncio.shield(starting)
@@ -272,7 +249,7 @@ class Session:
         self._transport, self._channel = transport, channel
         channel.start()
         hooks: dict[str, list[dict[str, Any]]] = {}
-        for event, callbacks in self.hooks.items():
+        for event, callbacks in self.options.hooks.items():
             ids = []
             for callback in callbacks:
                 hook_id = f"hook_{len(self._hook_ids)}"
@@ -282,7 +259,7 @@ class Session:
         try:
             self.server_info = await channel.request(
                 "initialize",
-                timeout=self.start_timeout,
+                timeout=self.options.start_timeout,
                 hooks=hooks or None,
             )
         except ControlError as e:
@@ -309,7 +286,7 @@ class Session:
         self._closed = True
         error = SessionClosedError(f"session {self.name!r} was closed")
         while self._queue:
-            self._queue.popleft()._finish(None, error)
+            self._queue.popleft().finish(None, error)
         if self._active is not None and self._channel is not None and self.running:
             with contextlib.suppress(ByreError, asyncio.TimeoutError):
                 await self._interrupt_active(grace=1.0)
@@ -320,7 +297,7 @@ class Session:
         await self._teardown(kill=False)
         for turn in (self._active, self._background):
             if turn is not None:
-                turn._finish(None, error)
+                turn.finish(None, error)
         if self._transcript is not None:
             self._transcript.close()
 
@@ -407,21 +384,20 @@ class Session:
             except ByreError as e:
                 if self._queue and self._queue[0] is turn:
                     self._queue.popleft()
-                turn._finish(None, e)
+                turn.finish(None, e)
                 continue
             if not self._queue or self._queue[0] is not turn:
                 continue  # withdrawn meanwhile: never sent
             self._queue.popleft()
             try:
                 self._active = turn
-                turn.started = asyncio.get_running_loop().time()
-                turn.model = self.model
+                turn.begin(self.model)
                 assert self._channel is not None
                 await self._channel.send(
                     user_message(turn.prompt, session_id=self.session_id or "")
                 )
             except ByreError as e:
-                turn._finish(None, e)
+                turn.finish(None, e)
                 self._active = None
                 continue
             try:
@@ -458,7 +434,7 @@ class Session:
         if turn in self._queue:
             self._queue.remove(turn)
             turn.interrupt_requested = True
-            turn._finish(None)
+            turn.finish(None)
         elif turn is self._active:
             await self.interrupt()
 
@@ -475,7 +451,7 @@ class Session:
         if self._channel is not None:
             try:
                 response = await self._channel.request(
-                    "interrupt", timeout=min(grace, self.control_timeout)
+                    "interrupt", timeout=min(grace, self.options.control_timeout)
                 )
                 raw = response.get("still_queued")
                 still = [str(s) for s in raw] if isinstance(raw, list) else []
@@ -488,18 +464,20 @@ class Session:
             log.warning("byre: turn did not end %.1fs after interrupt; killing the CLI", grace)
             await self._teardown(kill=True)
             # The EOF handler ends the turn; make sure, in case it already ran.
-            turn._finish(
+            turn.finish(
                 None, CLIProcessError("stopped: the CLI did not answer the interrupt", None, "")
             )
         return still
 
     async def set_model(self, model: str | None) -> str | None:
-        """Switch model for later turns (the running process too). Returns the resolved name."""
-        self.model = model
+        """Switch model for later turns (the running process too). Returns the resolved name.
+        ``"default"`` (or None) is the CLI's default model (:func:`~byre_jupyter.protocol.
+        model_option`)."""
+        model = self.model = model_option(model)
         if self._channel is None or not self.running:
             return model
         response = await self._channel.request(
-            "set_model", timeout=self.control_timeout, **({"model": model} if model else {})
+            "set_model", timeout=self.options.control_timeout, **({"model": model} if model else {})
         )
         resolved = response.get("model")
         return resolved if isinstance(resolved, str) else model
@@ -507,7 +485,7 @@ class Session:
     async def set_permission_mode(self, mode: str) -> None:
         if self._channel is not None and self.running:
             await self._channel.request(
-                "set_permission_mode", timeout=self.control_timeout, mode=mode
+                "set_permission_mode", timeout=self.options.control_timeout, mode=mode
             )
         self.permission_mode = mode
         if self._default_policy:  # the default policy follows the mode
@@ -522,7 +500,7 @@ class Session:
     async def _request_started(self, subtype: str, **fields: Any) -> Mapping[str, Any]:
         await self.start()
         assert self._channel is not None
-        return await self._channel.request(subtype, timeout=self.control_timeout, **fields)
+        return await self._channel.request(subtype, timeout=self.options.control_timeout, **fields)
 
     def fork(self, at: str | None = None, *, name: str | None = None, **options: Any) -> Session:
         """A new session that starts from this conversation's history, up to message ``at``
@@ -530,17 +508,12 @@ class Session:
         untouched."""
         if self.session_id is None:
             raise ByreError("nothing to fork: the session has no conversation yet")
-        settings: dict[str, Any] = dict(
-            model=self.model, cli_path=self.cli_path, cwd=self.cwd,
-            permission_mode=self.permission_mode, env=self.env, extra_args=self.extra_args,
-            env_drop=self.env_drop,
-        )  # fmt: skip
-        settings.update(options)
         # A fresh session (new id) told to resume ours with --fork-session; "" = whole history.
-        session = Session(name or f"{self.name}-fork", **settings)
-        session._resume = self.session_id
-        session._fork_at = at or ""
-        return session
+        current = {"model": self.model, "permission_mode": self.permission_mode}
+        return Session(
+            name or f"{self.name}-fork",
+            self.options.forked(self.session_id, at, **{**current, **options}),
+        )
 
     # -- inbound messages -----------------------------------------------------------------
 
@@ -552,8 +525,8 @@ class Session:
             self.last_init = message
             if message.session_id:
                 self.session_id = message.session_id
-            if message.model:
-                self.model_in_use: str | None = message.model
+        if isinstance(message, AssistantMessage) and message.uuid:
+            self._has_history = True  # the CLI has recorded the conversation: a restart resumes
         turn = self._active
         if turn is None and self._background is None and not isinstance(message, InitMessage):
             # Between turns, only a system/init opens a turn the CLI starts by itself (a
@@ -569,19 +542,19 @@ class Session:
             and turn is not self._background
         ):
             turn = self._background_turn()
-        turn._add(message)
+        turn.add(message)
         if isinstance(message, ResultMessage):
             self._account(message)
-            turn._finish(message)
+            turn.finish(message)
             if turn is self._background:
                 self._background = None
 
     def _background_turn(self) -> Turn:
         if self._background is None or self._background.done():
             self._background = Turn(self, "", origin="task-notification")
-            self._background.started = asyncio.get_running_loop().time()
-            if self.on_background_turn is not None:
-                self.on_background_turn(self._background)
+            self._background.begin()
+            if self.options.on_background_turn is not None:
+                self.options.on_background_turn(self._background)
         return self._background
 
     def _account(self, result: ResultMessage) -> None:
@@ -598,8 +571,8 @@ class Session:
     def _on_bad_line(self, line: bytes, error: ProtocolError) -> None:
         self.bad_lines.append((line[:200], error))
         log.warning("byre: %s", error)
-        if self.on_bad_line is not None:
-            self.on_bad_line(line, error)
+        if self.options.on_bad_line is not None:
+            self.options.on_bad_line(line, error)
 
     def _on_eof(self, channel: ControlChannel) -> None:
         if channel is not self._channel and self._channel is not None:
@@ -624,9 +597,14 @@ class Session:
         )
         for turn in turns:
             if turn is not None and not turn.done():
-                turn._finish(None, error)
+                turn.finish(None, error)
         if not self._closed and turns[0] is not None:
             self.restarts += 1
+            if not self._has_history:
+                # Died before the CLI recorded anything: --resume finds no conversation, and
+                # the same --session-id is refused as "already in use" (measured with 2.1.328,
+                # tests/test_session_restart_cli.py). The next turn starts a new conversation.
+                self.session_id = str(uuidlib.uuid4())
 
     # -- CLI → host requests --------------------------------------------------------------
 

@@ -3,7 +3,7 @@
 Stream events are left out (they repeat what the assistant lines carry). Every string in a line
 passes through :func:`~byre_jupyter.redact.redact_text` with the values of the environment's
 secret-named variables, and the account email from the initialize response is replaced by
-``[redacted]`` everywhere it appears (``shared/protocol/claude-protocol.md``). Values under a
+``[redacted]`` everywhere it appears (docs/protocol.md, section 9). Values under a
 secret-named key (``"token": ...``) are replaced whole.
 
 A transcript is a record, not part of the turn: the file is created ``0600`` in ``0700``

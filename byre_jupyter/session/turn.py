@@ -3,6 +3,10 @@
 Events are kept in a list, so any number of consumers can iterate a turn (from the start) while
 it runs or after it ended. A turn ends exactly once, with a :class:`TurnResult`; failures (the CLI
 died, the session closed) end it too, with ``is_error`` set and the exception in ``error``.
+
+A turn knows its session only as a :class:`TurnHost` (what a turn asks of it: the conversation id,
+interrupt, cancel), so this module does not import the session's; the session feeds the turn
+through the producer methods :meth:`Turn.begin`, :meth:`Turn.add` and :meth:`Turn.finish`.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import itertools
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..errors import ByreError
 from ..protocol import (
@@ -25,10 +29,7 @@ from ..protocol import (
 )
 from .permissions import PermissionCallback
 
-if TYPE_CHECKING:
-    from .session import Session
-
-__all__ = ["Turn", "TurnResult"]
+__all__ = ["Turn", "TurnHost", "TurnResult"]
 
 _turn_ids = itertools.count(1)
 
@@ -61,12 +62,23 @@ class TurnResult:
         return None
 
 
+class TurnHost(Protocol):
+    """What a turn needs from the session that runs it."""
+
+    @property
+    def session_id(self) -> str | None: ...
+
+    async def interrupt(self) -> list[str]: ...
+
+    async def cancel(self, turn: Turn) -> None: ...
+
+
 class Turn:
     """Handle of one turn. ``async for m in turn.events()`` and ``await turn.result()``."""
 
     def __init__(
         self,
-        session: Session,
+        session: TurnHost,
         prompt: str | Sequence[Mapping[str, Any]],
         *,
         origin: str | None = None,
@@ -117,21 +129,28 @@ class Turn:
         """Withdraw this turn: never sent if still queued, interrupted if running."""
         await self.session.cancel(self)
 
-    # -- producer side (the session) -------------------------------------------------------
+    # -- producer side: called by the session only -----------------------------------------
 
-    def _wake(self) -> None:
-        if self._waiter is not None and not self._waiter.done():
-            self._waiter.set_result(None)
+    def begin(self, model: str | None = None) -> None:
+        """The turn is being sent to the CLI (or the CLI started it), with this model."""
+        self.started = asyncio.get_running_loop().time()
+        self.model = model
 
-    def _add(self, message: Message) -> None:
+    def add(self, message: Message) -> None:
+        """A message of this turn arrived."""
         self.messages.append(message)
         self._wake()
 
-    def _finish(self, result: ResultMessage | None, error: ByreError | None = None) -> None:
+    def finish(self, result: ResultMessage | None, error: ByreError | None = None) -> None:
+        """End the turn with the CLI's result, or without one (never sent, failed); once."""
         if self._result.done():
             return
         self._result.set_result(self._summarise(result, error))
         self._wake()
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
 
     def _summarise(self, result: ResultMessage | None, error: ByreError | None) -> TurnResult:
         texts: list[str] = []

@@ -1,9 +1,9 @@
 """What to run: finding the CLI, its argv and its environment.
 
 Pure functions (no process is started here), so the exact command line is testable. The argv
-follows ``shared/protocol/claude-protocol.md`` ("Launch"): stream-json both ways, ``--verbose``,
+follows ``docs/protocol.md`` (section 1): stream-json both ways, ``--verbose``,
 partial messages, empty attribution, and the in-process sdk MCP server ``byre`` with
-``alwaysLoad`` so its tools are in the prompt from the first turn (observed doc, section 8).
+``alwaysLoad`` so its tools are in the prompt from the first turn (docs/protocol.md, section 1).
 Nothing secret goes on argv: keys travel in the environment only.
 
 The CLI gets the kernel's environment minus Jupyter's own credentials (:data:`DEFAULT_ENV_DROP`):
@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import CLINotFoundError
+from ..protocol.framing import DEFAULT_MAX_LINE_BYTES
 
 __all__ = ["DEFAULT_ENV_DROP", "LaunchSpec", "build_argv", "build_env", "find_cli"]
 
@@ -67,7 +68,7 @@ def find_cli(configured: str | None = None, env: Mapping[str, str] | None = None
 class LaunchSpec:
     """Everything that decides how one CLI process is started."""
 
-    cli_path: str
+    cli_path: str  # "" (or a name on PATH): resolved by find_cli when the process starts
     cwd: str | None = None
     model: str | None = None
     permission_mode: str | None = None
@@ -87,6 +88,7 @@ class LaunchSpec:
     # Launch so that a later set_permission_mode("bypassPermissions") is accepted (the CLI
     # answers bypass_not_launched otherwise); it does not bypass anything by itself.
     allow_bypass: bool = False
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES  # longer stdout lines are reported, not read
 
 
 def build_argv(spec: LaunchSpec) -> list[str]:
@@ -109,7 +111,7 @@ def build_argv(spec: LaunchSpec) -> list[str]:
         argv.append("--allow-dangerously-skip-permissions")
     if spec.permission_mode != "bypassPermissions":
         # Without it the CLI never sends can_use_tool: tools needing approval are silently
-        # refused (observed doc, section 14, run n2).
+        # refused (docs/protocol.md, section 1).
         argv += ["--permission-prompt-tool", "stdio"]
     if spec.model:
         argv += ["--model", spec.model]

@@ -1,7 +1,7 @@
 """The CLI process: spawn, write lines, read lines, and a bounded close that leaves no orphans.
 
 * ``start_new_session=True``: Jupyter's interrupt sends SIGINT to the kernel's whole process
-  group and the CLI exits on SIGINT (kernel-mechanics.md, Q3); in its own session it is stopped
+  group and the CLI exits on SIGINT (docs/kernel.md, section 2); in its own session it is stopped
   only by us, gracefully, over the control channel.
 * On Linux the CLI is started through a tiny ``/bin/sh`` supervisor (:data:`SUPERVISOR`), the
   leader of the CLI's process group, which asks the kernel for SIGHUP when the kernel dies
@@ -19,6 +19,7 @@ import asyncio
 import atexit
 import contextlib
 import ctypes
+import dataclasses
 import logging
 import os
 import signal
@@ -29,8 +30,9 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 
 from ..errors import CLIConnectionError, CLIProcessError, LineTooLongError
 from ..protocol.framing import DEFAULT_MAX_LINE_BYTES, LineSplitter
+from .launch import LaunchSpec, build_argv, build_env, find_cli
 
-__all__ = ["SubprocessTransport"]
+__all__ = ["SubprocessTransport", "subprocess_transport"]
 
 log = logging.getLogger(__name__)
 
@@ -266,6 +268,14 @@ class SubprocessTransport:
     def kill_now(self) -> None:
         """Synchronous last resort (interpreter exit): SIGKILL the group."""
         self._signal_group(signal.SIGKILL)
+
+
+def subprocess_transport(spec: LaunchSpec) -> SubprocessTransport:
+    """The default :data:`~byre_jupyter.transport.base.TransportFactory`: the real CLI."""
+    spec = dataclasses.replace(spec, cli_path=find_cli(spec.cli_path or None))  # or raises
+    return SubprocessTransport(
+        build_argv(spec), env=build_env(spec), cwd=spec.cwd, max_line_bytes=spec.max_line_bytes
+    )
 
 
 @atexit.register

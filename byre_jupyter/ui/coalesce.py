@@ -1,7 +1,7 @@
 """Coalesce widget pushes to at most one flush per ``interval`` (≈20 Hz by default).
 
 Unthrottled pushes above jupyter_server's IOPub limit (1000 msgs/s over 3 s) get dropped,
-*including the last one*, and whole-text resends grow O(n²) (kernel-mechanics.md Q5). So
+*including the last one*, and whole-text resends grow O(n²) (docs/kernel.md, section 5). So
 callers mark block ids dirty as often as they like; the coalescer calls ``flush(ids)`` on the
 event loop with ``loop.call_later``: right away after a quiet spell, otherwise on the trailing
 edge ``interval`` after the previous flush. The last state is always flushed.

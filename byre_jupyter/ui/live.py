@@ -1,7 +1,7 @@
 """The live ipywidgets view of a running turn.
 
 Shown in a ``display_id`` slot while the turn runs and replaced by :func:`static_outputs` when
-it ends (kernel-mechanics.md Q4). Rules this module keeps (STYLE.md, kernel-mechanics Q2/Q5):
+it ends (docs/kernel.md, section 4). Rules this module keeps (docs/kernel.md, sections 3 and 5):
 
 * background updates only set traits; nothing writes through ``with out:``;
 * pushes are coalesced to ≤ 20 Hz by :class:`Coalescer`, and only blocks whose ``version``

@@ -4,7 +4,7 @@
 ``display``: first the whole exchange as ``text/markdown`` + ``text/html`` + ``text/plain``
 (with ``byre`` metadata), then one output per image, so each image is stored exactly once
 and the saved notebook reads on GitHub, nbviewer and nbconvert without a kernel
-(kernel-mechanics.md Q4: the "replace" pattern).
+(docs/kernel.md, section 4: the static replacement).
 
 Size: the images of one turn share a byte budget (``TurnView.image_budget``, or the
 ``image_budget`` keyword); an image that does not fit is downscaled when Pillow happens to be

@@ -3,9 +3,9 @@
 :class:`TurnView` consumes the typed messages of :mod:`byre_jupyter.protocol.messages` one at a
 time and keeps a tree of mutable block views (text, thinking, tool cards, images, notices) plus
 header state (model, status, tokens, cost). :meth:`TurnView.apply` returns only the blocks whose
-content changed, so the live widget can push just those (kernel-mechanics.md Q5).
+content changed, so the live widget can push just those (docs/kernel.md, section 5).
 
-The rules follow the real CLI 2.1.328 (``shared/protocol/observed-cli-2.1.328.md``):
+The rules follow the real CLI 2.1.328 (``docs/protocol.md``):
 
 * text/thinking grow from ``stream_event`` deltas keyed by (API message id, block index) (§2);
 * the CLI sends **one** ``assistant`` line per content block, before that block's

@@ -14,7 +14,7 @@ Three pieces, used through the fixtures in ``conftest.py``:
   cell and observe intermediate output states.
 
 Every wait is bounded and driven by an event or a poll of real state; no fixed sleeps.
-See shared/kernel-mechanics.md section 0 for how these were first driven by hand.
+docs/kernel.md has what these were first used to measure.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ for n in range(5):
 
 # Top-level await makes this an async cell; ipykernel >= 7.4 dispatches comm messages (the
 # click) while it awaits. The callback only schedules onto the kernel loop, so it is correct on
-# whatever thread it runs (see kernel-mechanics.md, Q2).
+# whatever thread it runs (see docs/kernel.md, section 3).
 WIDGET_CELL = """\
 import asyncio, threading
 import ipywidgets as W

@@ -1,4 +1,4 @@
-"""Message sequences in the real CLI 2.1.328 shapes (shared/protocol/observed-cli-2.1.328.md).
+"""Message sequences in the real CLI 2.1.328 shapes (docs/protocol.md).
 
 Each scenario returns the wire dicts of one turn, in the order the CLI sends them; tests parse
 them with ``parse_message`` so the UI sees exactly what the session layer would hand it.

@@ -1,0 +1,62 @@
+"""What the session needs from whatever runs the CLI: the :class:`Transport` protocol.
+
+Modelled on claude-agent-sdk-python's ``_internal/transport`` (an abstract ``Transport`` with a
+subprocess implementation), but a structural :class:`~typing.Protocol`: the real
+:class:`~byre_jupyter.transport.process.SubprocessTransport` and the in-process
+:class:`~byre_jupyter.transport.memory.MemoryTransport` (fast tests) both satisfy it without
+inheriting anything. Lines are bytes, split by the transport; parsing is the channel's job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from typing import Protocol
+
+from ..errors import LineTooLongError
+from .launch import LaunchSpec
+
+__all__ = ["Transport", "TransportFactory"]
+
+
+class Transport(Protocol):
+    """One CLI speaking NDJSON: write lines to it, read its lines, stop it without orphans."""
+
+    @property
+    def pid(self) -> int | None: ...
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit status once it ended (negative: killed by that signal), else None."""
+        ...
+
+    @property
+    def running(self) -> bool: ...
+
+    @property
+    def stderr_tail(self) -> str:
+        """The last lines the CLI wrote to stderr, for error messages."""
+        ...
+
+    async def start(self) -> None: ...
+
+    async def write(self, data: bytes) -> None:
+        """Write one or more complete lines; raises CLIProcessError if the CLI is gone."""
+        ...
+
+    def batches(self) -> AsyncIterator[list[bytes | LineTooLongError]]:
+        """The complete stdout lines, a list per read, until EOF; over-long lines as errors."""
+        ...
+
+    async def wait(self) -> int: ...
+
+    async def close(self, grace: float = 2.0) -> int | None:
+        """stdin EOF, a bounded wait, then force: never leaves the CLI (or its children)."""
+        ...
+
+    async def kill(self) -> None:
+        """Stop it now; returns once it is gone."""
+        ...
+
+
+#: Builds the transport for one launch of the CLI (the session calls it at every (re)start).
+TransportFactory = Callable[[LaunchSpec], Transport]
