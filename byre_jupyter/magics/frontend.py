@@ -1,8 +1,9 @@
 """Where output goes: live widgets, a streaming static slot, or a terminal.
 
-The choice (``Claude.live``): widgets only when a JupyterLab/Notebook frontend sent the cell —
-its execute_request metadata carries ``recordTiming``/``deletedCells``, which nbclient and
-papermill never send — so headless runs create no widget state at all. Without widgets, the
+The choice (``Claude.live``): widgets when an interactive frontend sent the cell. JupyterLab,
+Notebook 7, VS Code and Positron all put the cell's ``cellId`` in the execute_request metadata;
+nbclient and papermill send no metadata at all (nbclient 0.10 calls ``kc.execute(code, ...)``,
+which has no metadata argument), so headless runs create no widget state. Without widgets, the
 same ``display_id`` slot shows the static bundle, refreshed a few times a second.
 """
 
@@ -33,8 +34,8 @@ class Surface(Protocol):
 
 
 def frontend_kind(shell: Any) -> str:
-    """``"lab"`` (a widget-capable Jupyter frontend), ``"headless"`` (a kernel with another
-    client, e.g. nbclient), or ``"terminal"`` (plain IPython, no kernel)."""
+    """``"lab"`` (an interactive frontend: it can show widgets), ``"headless"`` (a kernel
+    with another client, e.g. nbclient), or ``"terminal"`` (plain IPython, no kernel)."""
     kernel = getattr(shell, "kernel", None)
     if kernel is None:
         return "terminal"
@@ -46,7 +47,7 @@ def frontend_kind(shell: Any) -> str:
     except TypeError:  # older ipykernel signature
         parent = kernel.get_parent()
     metadata = parent.get("metadata", {}) if isinstance(parent, Mapping) else {}
-    if isinstance(metadata, Mapping) and ("recordTiming" in metadata or "deletedCells" in metadata):
+    if isinstance(metadata, Mapping) and metadata.get("cellId"):
         return "lab"
     return "headless"
 
