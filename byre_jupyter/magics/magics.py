@@ -236,6 +236,14 @@ class ClaudeMagics(Magics):
         )
         display(HTML(f"<table>{rows}</table>"))
 
+    def _show(self, markdown: str) -> None:
+        """A Markdown table in a notebook; its text in terminal IPython (where a Markdown
+        object would print as ``<IPython.core.display.Markdown object>``)."""
+        if self.ext.frontend() == "terminal":
+            print(markdown)
+        else:
+            display(Markdown(markdown))
+
     def _cmd_sessions(self, rest: list[str]) -> None:
         lines = [
             "| session | state | model | conversation | turns | cost |",
@@ -248,11 +256,11 @@ class ClaudeMagics(Magics):
             model = html.escape(s.model or "default").replace("|", "\\|").replace("`", "\\`")
             lines.append(
                 f"| {s.name} | {state} | {model} | `{(s.session_id or '').replace('`', '')}` | "
-                f"{s.turns_completed} | ${s.total_cost_usd:.4f} |"
+                f"{s.turns_completed} | {dollars(s.total_cost_usd)} |"
             )
         if len(lines) == 2:
             lines.append("| *(none yet: run a %%claude cell)* | | | | | |")
-        display(Markdown("\n".join(lines)))
+        self._show("\n".join(lines))
 
     def _cmd_model(self, rest: list[str]) -> str | None:
         name = "default"
@@ -309,7 +317,7 @@ class ClaudeMagics(Magics):
                 f"{u.get('input_tokens', 0) + u.get('cache_read_input_tokens', 0)} | "
                 f"{u.get('output_tokens', 0)} |"
             )
-        display(Markdown("\n".join(lines)))
+        self._show("\n".join(lines))
 
     def _cmd_transcript(self, rest: list[str]) -> None:
         from ..ui import terminal_text
@@ -342,7 +350,13 @@ class ClaudeMagics(Magics):
             )
 
     def _cmd_doctor(self, rest: list[str]) -> None:
-        display(Markdown(doctor_report(self.ext)))
+        self._show(doctor_report(self.ext))
+
+
+def dollars(amount: float) -> str:
+    """A dollar amount for Markdown. The ``$`` is escaped: Jupyter reads two bare ``$`` in one
+    paragraph (two rows of a table) as LaTeX, and the row turns into italic maths."""
+    return f"\\${amount:.4f}"
 
 
 def doctor_report(ext: ClaudeExtension) -> str:
@@ -402,6 +416,10 @@ def doctor_report(ext: ClaudeExtension) -> str:
     )
     rows.append(("Frontend", True, ext.frontend()))
     rows.append(("Python", True, sys.version.split()[0]))
+    # ✓ and ✗ are in every text font; ✅/❌ need an emoji font (empty boxes without one).
     lines = ["| check | | detail |", "|---|---|---|"]
-    lines += [f"| {name} | {'✅' if ok else '❌'} | {detail} |" for name, ok, detail in rows]
+    lines += [
+        f"| {name} | {'✓ ok' if ok else '✗ missing'} | {detail} |"
+        for name, ok, detail in rows
+    ]
     return "\n".join(lines)
