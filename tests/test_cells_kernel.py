@@ -191,3 +191,24 @@ def test_stop_with_a_pending_card_always_interrupts(kernel: KernelDriver, api: S
             [r.body.get("messages", [])[-1:] for r in api.requests[asked:]],
         )
         assert kernel.run("print(r.interrupted)").texts().strip() == "True", i
+
+
+def test_static_surface_bytes_grow_linearly_with_the_answer(
+    kernel: KernelDriver, api: ScriptedAPI
+) -> None:
+    words = [f"word{n:05d}" for n in range(2000)]  # ~20 kB, no paragraph breaks at all
+    answer = " ".join(words) + "\n\n```python\n" + "x = 1\n" * 300 + "```\n\nDONE_MARK"
+    api.default = Reply(Text(answer, chunk=20, delay=0.004))
+    run = kernel.run("%%claude\nlong answer please")  # no cellId: nbclient's static surface
+    final = bundle(run)
+    assert [o["output_type"] for o in run.outputs] == ["display_data"]  # the draft is gone
+    assert set(final["data"]) == {"text/markdown", "text/html", "text/plain"}
+    assert (
+        words[-1] in final["data"]["text/markdown"]
+        and "DONE_MARK" in final["data"]["text/markdown"]
+    )
+    final_bytes = len(json.dumps(final["data"]))
+    assert final_bytes > 40_000
+    # Every display byte the cell sent while streaming and at the end (O(n²) before: each
+    # refresh resent the whole bundle).
+    assert run.display_bytes < 4 * final_bytes, (run.display_bytes, final_bytes)

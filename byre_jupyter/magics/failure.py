@@ -56,4 +56,4 @@ class CellInterrupted(KeyboardInterrupt):
     """■ stopped the turn (the conversation is kept); the cell ends as interrupted."""
 
     def _render_traceback_(self) -> list[str]:
-        return [f"\x1b[31mKeyboardInterrupt\x1b[0m: {self}"]
+        return [f"\x1b[31mInterrupted\x1b[0m: {self}"]

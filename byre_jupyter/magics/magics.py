@@ -136,15 +136,16 @@ class ClaudeMagics(Magics):
         """Fallback when the input transformer did not run (e.g. ``run_cell_magic``)."""
         # Bad input raises UsageError here, in the caller's cell, before anything is scheduled
         # (inside a task it would only be an unretrieved task exception).
-        coro = self.execute(self.prepare(line, cell))
+        plan = self.prepare(line, cell)
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             from IPython.core.async_helpers import get_asyncio_loop
 
-            get_asyncio_loop().run_until_complete(coro)
+            get_asyncio_loop().run_until_complete(self.execute(plan))
             return
-        task = loop.create_task(coro)
+        # The turn outlives this call, as a --bg turn does: its failure cannot fail the cell.
+        task = loop.create_task(self.execute(plan, detached=True))
         self.ext.background.add(task)
         task.add_done_callback(self.ext.background.discard)
 
@@ -174,7 +175,7 @@ class ClaudeMagics(Magics):
             images += with_images
         return _CellPlan(args, prompt, images, context, names)
 
-    async def execute(self, plan: _CellPlan) -> None:
+    async def execute(self, plan: _CellPlan, *, detached: bool = False) -> None:
         args = plan.args
         session = self.ext.session(args.session, new=args.new)
         if args.model:
@@ -189,7 +190,7 @@ class ClaudeMagics(Magics):
             out=args.out,
             extra_blocks=plan.context,
             context_names=plan.names,
-            background=args.bg,
+            background=args.bg or detached,
         )
         if args.bg:
             task = asyncio.get_running_loop().create_task(run_turn(self.ext, request))
@@ -419,7 +420,6 @@ def doctor_report(ext: ClaudeExtension) -> str:
     # ✓ and ✗ are in every text font; ✅/❌ need an emoji font (empty boxes without one).
     lines = ["| check | | detail |", "|---|---|---|"]
     lines += [
-        f"| {name} | {'✓ ok' if ok else '✗ missing'} | {detail} |"
-        for name, ok, detail in rows
+        f"| {name} | {'✓ ok' if ok else '✗ missing'} | {detail} |" for name, ok, detail in rows
     ]
     return "\n".join(lines)

@@ -101,6 +101,7 @@ class TurnController:
             loop=asyncio.get_running_loop(),
             permission_mode=session.permission_mode or "default",
             on_permission_mode=self._on_permission_mode,
+            background=request.background,
         )
 
     # -- the turn -------------------------------------------------------------------------
