@@ -51,6 +51,12 @@ class Claude(Configurable):
         ["deny", "allow"], default_value="deny",
         help="Answer to permission prompts when nobody can click (headless runs).",
     ).tag(config=True)  # fmt: skip
+    on_error = Enum(
+        ["raise", "show"], default_value="raise",
+        help="A failed turn (API error, no CLI, not logged in): 'raise' ends the cell with a "
+        "short error after its output, so Run All, nbclient and papermill stop there as for any "
+        "failing cell; 'show' only shows the error and the cell stays ok.",
+    ).tag(config=True)  # fmt: skip
     interrupt_grace = Float(
         3.0, help="Seconds a turn may take to end after Stop or ■ before the CLI is killed."
     ).tag(config=True)

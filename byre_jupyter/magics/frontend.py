@@ -1,9 +1,11 @@
 """Where output goes: live widgets, a streaming static slot, or a terminal.
 
-The choice (``Claude.live``): widgets only when a JupyterLab/Notebook frontend sent the cell —
-its execute_request metadata carries ``recordTiming``/``deletedCells``, which nbclient and
-papermill never send — so headless runs create no widget state at all. Without widgets, the
-same ``display_id`` slot shows the static bundle, refreshed a few times a second.
+The choice (``Claude.live``): widgets when an interactive frontend sent the cell. JupyterLab,
+Notebook 7, VS Code and Positron all put the cell's ``cellId`` in the execute_request metadata;
+nbclient and papermill send no metadata at all (nbclient 0.10 calls ``kc.execute(code, ...)``,
+which has no metadata argument), so headless runs create no widget state. Without widgets, the
+answer streams as a Markdown draft (:class:`StaticSurface`) and the static bundle is written
+once, at the end.
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from IPython.display import DisplayHandle, display
+from IPython.display import DisplayHandle, clear_output, display
 
 from ..ui import LiveView, TerminalPrinter, TurnView, static_outputs
 from ..ui.approval import ApprovalCard
 from ..ui.blocks import BlockView
 from ..ui.coalesce import Coalescer
+from ..ui.static import turn_markdown
 
 __all__ = ["Surface", "frontend_kind", "make_surface"]
 
@@ -33,8 +36,8 @@ class Surface(Protocol):
 
 
 def frontend_kind(shell: Any) -> str:
-    """``"lab"`` (a widget-capable Jupyter frontend), ``"headless"`` (a kernel with another
-    client, e.g. nbclient), or ``"terminal"`` (plain IPython, no kernel)."""
+    """``"lab"`` (an interactive frontend: it can show widgets), ``"headless"`` (a kernel
+    with another client, e.g. nbclient), or ``"terminal"`` (plain IPython, no kernel)."""
     kernel = getattr(shell, "kernel", None)
     if kernel is None:
         return "terminal"
@@ -46,7 +49,7 @@ def frontend_kind(shell: Any) -> str:
     except TypeError:  # older ipykernel signature
         parent = kernel.get_parent()
     metadata = parent.get("metadata", {}) if isinstance(parent, Mapping) else {}
-    if isinstance(metadata, Mapping) and ("recordTiming" in metadata or "deletedCells" in metadata):
+    if isinstance(metadata, Mapping) and metadata.get("cellId"):
         return "lab"
     return "headless"
 
@@ -150,18 +153,88 @@ class _NoControls:
         return None
 
 
+#: A finished part of the draft is at least this long; the refreshed tail stays below twice it.
+DRAFT_PART_CHARS = 600
+
+
+def _fence_lines(text: str) -> int:
+    return sum(1 for line in text.split("\n") if line.lstrip().startswith(("```", "~~~")))
+
+
+def _draft_cut(text: str) -> int:
+    """Where the finished prefix of ``text`` ends (0: keep it all in the tail): after a
+    paragraph, else a line, else a word."""
+    if len(text) < 2 * DRAFT_PART_CHARS:
+        return 0
+    for sep in ("\n\n", "\n", " "):
+        cut = text.rfind(sep, DRAFT_PART_CHARS)
+        if cut >= DRAFT_PART_CHARS:
+            return cut + len(sep)
+    return 0
+
+
+def _draft(text: str) -> dict[str, str]:
+    return {"text/markdown": text, "text/plain": text}
+
+
 class StaticSurface(_NoControls):
-    """No widgets: the static bundle in a display_id slot, refreshed ~4 times a second."""
+    """No widgets: a Markdown draft while the turn runs, the static bundle at the end.
+
+    Refreshing the whole bundle (html + markdown + plain) a few times a second costs iopub bytes
+    that grow with the square of the answer (issue 9: 56 kB for a 1.5 kB answer). So the draft
+    sends each finished part once: the slot being refreshed holds only the growing tail, and
+    when the tail is long enough its finished prefix stays where it is (a last update) and a new
+    slot below takes the rest. At the end ``clear_output(wait=True)`` drops the draft as the
+    record arrives (nothing flickers), and the record is the same bundle and images as always.
+
+    A background (``--bg``) turn refreshes its whole bundle in place instead: by then another
+    cell is running, and a clear_output would clear that cell.
+    """
 
     def __init__(
-        self, view: TurnView, *, loop: asyncio.AbstractEventLoop, interval: float = 0.25
+        self,
+        view: TurnView,
+        *,
+        loop: asyncio.AbstractEventLoop,
+        interval: float = 0.25,
+        draft: bool = True,
     ) -> None:
         self.view = view
+        self.draft = draft
         self.handle = DisplayHandle()
-        _publish_static(view, self.handle, update=False)
-        self._coalescer = Coalescer(
-            loop, lambda _ids: _publish_static(view, self.handle, update=True), interval
-        )
+        #: Characters of the draft's body already sent as finished parts.
+        self._sent = 0
+        if draft:
+            self._refresh_draft(first=True)
+        else:
+            _publish_static(view, self.handle, update=False)
+        self._coalescer = Coalescer(loop, self._flush, interval)
+
+    def _flush(self, _ids: Any) -> None:
+        if self.draft:
+            self._refresh_draft()
+        else:
+            _publish_static(self.view, self.handle, update=True)
+
+    def _refresh_draft(self, *, first: bool = False) -> None:
+        body, _, footer = turn_markdown(self.view).rstrip("\n").rpartition("\n\n")
+        tail = body[self._sent :]
+        reopen = "```\n" if _fence_lines(body[: self._sent]) % 2 else ""
+        cut = _draft_cut(tail)
+        if cut:
+            part = tail[:cut]
+            close = "\n```" if _fence_lines(body[: self._sent + cut]) % 2 else ""
+            self.handle.update(_draft(reopen + part.rstrip() + close), raw=True)
+            self._sent += cut
+            tail = tail[cut:]
+            reopen = "```\n" if close else ""
+            self.handle = DisplayHandle()
+            first = True
+        text = f"{reopen}{tail}\n\n{footer}\n"
+        if first:
+            self.handle.display(_draft(text), raw=True)
+        else:
+            self.handle.update(_draft(text), raw=True)
 
     def update(self, changed: Sequence[BlockView]) -> None:
         if changed:
@@ -169,7 +242,13 @@ class StaticSurface(_NoControls):
 
     def finish(self) -> None:
         self._coalescer.close()
-        _replace_with_static(self.view, self.handle)
+        if not self.draft:
+            _replace_with_static(self.view, self.handle)
+            return
+        clear_output(wait=True)
+        outputs = static_outputs(self.view)
+        for data, metadata in outputs:
+            display(data, metadata=metadata, raw=True)
 
 
 class TerminalSurface(_NoControls):
@@ -197,6 +276,7 @@ def make_surface(
     loop: asyncio.AbstractEventLoop,
     permission_mode: str | None = None,
     on_permission_mode: Callable[[str], None] | None = None,
+    background: bool = False,
 ) -> Surface:
     if kind == "terminal":
         return TerminalSurface(view)
@@ -211,4 +291,4 @@ def make_surface(
             permission_mode=permission_mode,
             on_permission_mode=on_permission_mode,
         )
-    return StaticSurface(view, loop=loop)
+    return StaticSurface(view, loop=loop, draft=not background)

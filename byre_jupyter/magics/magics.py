@@ -137,15 +137,16 @@ class ClaudeMagics(Magics):
         """Fallback when the input transformer did not run (e.g. ``run_cell_magic``)."""
         # Bad input raises UsageError here, in the caller's cell, before anything is scheduled
         # (inside a task it would only be an unretrieved task exception).
-        coro = self.execute(self.prepare(line, cell))
+        plan = self.prepare(line, cell)
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             from IPython.core.async_helpers import get_asyncio_loop
 
-            get_asyncio_loop().run_until_complete(coro)
+            get_asyncio_loop().run_until_complete(self.execute(plan))
             return
-        task = loop.create_task(coro)
+        # The turn outlives this call, as a --bg turn does: its failure cannot fail the cell.
+        task = loop.create_task(self.execute(plan, detached=True))
         self.ext.background.add(task)
         task.add_done_callback(self.ext.background.discard)
 
@@ -175,7 +176,7 @@ class ClaudeMagics(Magics):
             images += with_images
         return _CellPlan(args, prompt, images, context, names)
 
-    async def execute(self, plan: _CellPlan) -> None:
+    async def execute(self, plan: _CellPlan, *, detached: bool = False) -> None:
         args = plan.args
         session = self.ext.session(args.session, new=args.new)
         if args.model:
@@ -190,6 +191,7 @@ class ClaudeMagics(Magics):
             out=args.out,
             extra_blocks=plan.context,
             context_names=plan.names,
+            background=args.bg or detached,
         )
         if args.bg:
             task = asyncio.get_running_loop().create_task(run_turn(self.ext, request))
@@ -236,6 +238,14 @@ class ClaudeMagics(Magics):
         )
         display(HTML(f"<table>{rows}</table>"))
 
+    def _show(self, markdown: str) -> None:
+        """A Markdown table in a notebook; its text in terminal IPython (where a Markdown
+        object would print as ``<IPython.core.display.Markdown object>``)."""
+        if self.ext.frontend() == "terminal":
+            print(markdown)
+        else:
+            display(Markdown(markdown))
+
     def _cmd_sessions(self, rest: list[str]) -> None:
         lines = [
             "| session | state | model | conversation | turns | cost |",
@@ -248,11 +258,11 @@ class ClaudeMagics(Magics):
             model = html.escape(s.model or "default").replace("|", "\\|").replace("`", "\\`")
             lines.append(
                 f"| {s.name} | {state} | {model} | `{(s.session_id or '').replace('`', '')}` | "
-                f"{s.turns_completed} | ${s.total_cost_usd:.4f} |"
+                f"{s.turns_completed} | {dollars(s.total_cost_usd)} |"
             )
         if len(lines) == 2:
             lines.append("| *(none yet: run a %%claude cell)* | | | | | |")
-        display(Markdown("\n".join(lines)))
+        self._show("\n".join(lines))
 
     def _cmd_model(self, rest: list[str]) -> str | None:
         name = "default"
@@ -309,7 +319,7 @@ class ClaudeMagics(Magics):
                 f"{u.get('input_tokens', 0) + u.get('cache_read_input_tokens', 0)} | "
                 f"{u.get('output_tokens', 0)} |"
             )
-        display(Markdown("\n".join(lines)))
+        self._show("\n".join(lines))
 
     def _cmd_transcript(self, rest: list[str]) -> None:
         from ..ui import terminal_text
@@ -342,7 +352,13 @@ class ClaudeMagics(Magics):
             )
 
     def _cmd_doctor(self, rest: list[str]) -> None:
-        display(Markdown(doctor_report(self.ext)))
+        self._show(doctor_report(self.ext))
+
+
+def dollars(amount: float) -> str:
+    """A dollar amount for Markdown. The ``$`` is escaped: Jupyter reads two bare ``$`` in one
+    paragraph (two rows of a table) as LaTeX, and the row turns into italic maths."""
+    return f"\\${amount:.4f}"
 
 
 def doctor_report(ext: ClaudeExtension) -> str:
@@ -402,6 +418,9 @@ def doctor_report(ext: ClaudeExtension) -> str:
     )
     rows.append(("Frontend", True, ext.frontend()))
     rows.append(("Python", True, sys.version.split()[0]))
+    # ✓ and ✗ are in every text font; ✅/❌ need an emoji font (empty boxes without one).
     lines = ["| check | | detail |", "|---|---|---|"]
-    lines += [f"| {name} | {'✅' if ok else '❌'} | {detail} |" for name, ok, detail in rows]
+    lines += [
+        f"| {name} | {'✓ ok' if ok else '✗ missing'} | {detail} |" for name, ok, detail in rows
+    ]
     return "\n".join(lines)

@@ -11,8 +11,12 @@ prompts (and the in-kernel python tool's approvals) to the controller of the tur
 never to "the newest cell of the session": with ``--bg`` cells, several cells of one session
 exist at once. Stop and Jupyter's ■ act on this cell's turn only: a queued turn is withdrawn
 unsent, a running one is interrupted (the session escalates to a kill after
-``interrupt_grace``), a start-up is abandoned (the half-started CLI is killed). ■ arrives here as
-``CancelledError``; the cell then ends cleanly, marked interrupted, with the session usable.
+``interrupt_grace``), a start-up is abandoned (the half-started CLI is killed). A pending
+approval card is answered "deny and interrupt" in the same control response, so the CLI cannot
+call the model again before the interrupt request lands. ■ arrives here as ``CancelledError``;
+the turn ends gracefully with the session usable, and the cell then ends as an interrupted
+cell (``failure``): queued cells are aborted. The Stop button ends only the turn; a failed turn
+ends its cell with an error unless ``Claude.on_error = "show"``.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from ..errors import ByreError
 from ..session import Allow, Deny, PermissionRequest, Session, Turn, TurnResult
 from ..ui import TurnView
 from ..ui.approval import ApprovalCard
+from .failure import CellInterrupted, TurnFailed, notebook_error_text
 from .frontend import Surface, make_surface
 
 if TYPE_CHECKING:
@@ -79,7 +84,13 @@ class TurnController:
         #: The session's handle of this cell's turn, once sent (queued or running).
         self.turn: Turn | None = None
         self.stopped = False
+        #: ■ (the kernel interrupted the cell), as opposed to the Stop button.
+        self.kernel_interrupted = False
+        #: Why the turn failed, in notebook terms (None: it did not).
+        self.failure: str | None = None
         self._starting: asyncio.Future[None] | None = None
+        #: Stop or ■ was asked: a card answered from now on also interrupts the turn.
+        self.stopping = False
         self.surface: Surface = make_surface(
             ext.frontend(),
             ext.config.live,
@@ -90,6 +101,7 @@ class TurnController:
             loop=asyncio.get_running_loop(),
             permission_mode=session.permission_mode or "default",
             on_permission_mode=self._on_permission_mode,
+            background=request.background,
         )
 
     # -- the turn -------------------------------------------------------------------------
@@ -120,14 +132,22 @@ class TurnController:
                 result = await self.turn.result()
             except asyncio.CancelledError:
                 # ■ (the cell's task cancelled), or Stop during start-up.
+                self.kernel_interrupted = not self.stopped
                 result = await self._withdraw("Interrupted by the user.")
                 view.finish(interrupted=True)
             except ByreError as e:
-                view.finish(error=str(e))
+                self.failure = notebook_error_text(str(e))
+                view.finish(error=self.failure)
             else:
+                if result.cost_usd is not None:  # the turn's own cost, not the CLI's total
+                    view.cost_usd = result.cost_usd
+                    view.header_version += 1
                 if result.error is not None:
-                    view.finish(error=str(result.error), interrupted=result.interrupted)
+                    self.failure = notebook_error_text(str(result.error))
+                    view.finish(error=self.failure, interrupted=result.interrupted)
                 else:
+                    if result.error_message is not None and not self.stopped:
+                        self.failure = notebook_error_text(result.error_message)
                     view.finish(interrupted=result.interrupted)
             if result is not None:
                 self.ext.remember(session, result)
@@ -141,6 +161,7 @@ class TurnController:
     async def _withdraw(self, why: str) -> TurnResult | None:
         """Take this cell's turn back: unsent if queued, interrupted if running. Waits, bounded,
         until it has ended; the session's own stop task finishes the escalation regardless."""
+        self.stopping = True
         self.surface.reject_pending(why)
         turn = self.turn
         if turn is None:
@@ -160,7 +181,7 @@ class TurnController:
 
     def stop(self) -> None:
         """The Stop button of this cell: only this cell's turn, wherever it is."""
-        self.stopped = True
+        self.stopped = self.stopping = True
         self.surface.reject_pending("Stopped by the user.")
         turn = self.turn
         if turn is None:
@@ -200,8 +221,16 @@ class TurnController:
     # -- approvals: the extension asks through the turn's controller ------------------------
 
     async def decide(self, request: PermissionRequest) -> Allow | Deny:
-        """This turn's ``can_use_tool``: the CLI asks while this turn runs."""
-        return await self.ext.decide_permission(self.session, self, request)
+        """This turn's ``can_use_tool``: the CLI asks while this turn runs.
+
+        A denial caused by Stop or ■ carries ``interrupt``: the CLI ends the turn on that very
+        answer. A plain denial would let it call the model again before our interrupt request
+        (sent right after, as its own task) is read: under load the turn then ran on and ended
+        normally (issue 9)."""
+        decision = await self.ext.decide_permission(self.session, self, request)
+        if self.stopping and isinstance(decision, Deny):
+            return Deny(decision.message, interrupt=True)
+        return decision
 
     def card(self, tool_name: str, tool_input: Mapping[str, Any]) -> ApprovalCard | None:
         """An approval card in this cell, or None when nobody can click (no widgets)."""
@@ -214,10 +243,25 @@ class TurnController:
         self.view.add_notice(kind, text)
         self.surface.update(list(self.view.walk()))
 
+    def end_cell(self) -> None:
+        """How the cell ends, once the turn's output is recorded: as an interrupted cell after
+        ■, with a short error after a failure (unless ``Claude.on_error == "show"``), else ok."""
+        if self.kernel_interrupted:
+            raise CellInterrupted(
+                "the turn was stopped; the conversation goes on in the next %%claude cell"
+            )
+        if self.failure is not None and self.ext.config.on_error == "raise":
+            raise TurnFailed(self.failure)
+
 
 async def run_turn(ext: ClaudeExtension, request: TurnRequest) -> TurnResult | None:
-    """Show and run one turn in the current cell; returns its result."""
-    return await TurnController(ext, request).run()
+    """Show and run one turn in the current cell; returns its result. A foreground turn then
+    ends its cell as a notebook cell would (``TurnController.end_cell``)."""
+    controller = TurnController(ext, request)
+    result = await controller.run()
+    if not request.background:
+        controller.end_cell()
+    return result
 
 
 async def _quiet(awaitable: Any) -> None:

@@ -98,6 +98,8 @@ class Turn:
         self.started: float | None = None
         self.model: str | None = None
         self.interrupt_requested = False
+        #: This turn's own cost, set by the session from the CLI's running total.
+        self.cost_usd: float | None = None
         self._waiter: asyncio.Future[None] | None = None
         self._result: asyncio.Future[TurnResult] = asyncio.get_running_loop().create_future()
 
@@ -180,7 +182,9 @@ class Turn:
             session_id=(result.session_id if result else None) or self.session.session_id,
             is_error=error is not None or (result.is_error if result else True),
             interrupted=interrupted or (aborted and result is None),
-            cost_usd=result.total_cost_usd if result else None,
+            cost_usd=self.cost_usd
+            if self.cost_usd is not None or result is None
+            else result.total_cost_usd,
             usage=result.usage if result else {},
             duration_ms=result.duration_ms if result else None,
             num_turns=result.num_turns if result else None,

@@ -107,11 +107,17 @@ def assistant_texts(req: ScriptedRequest) -> str:
     return "\n".join(parts)
 
 
-def assert_static_only(lab: LabPage, i: int) -> list[dict[str, Any]]:
-    """Cell ``i`` ended: no widget in its outputs (model or DOM), static bundle first."""
+def assert_static_only(lab: LabPage, i: int, *, interrupted: bool = False) -> list[dict[str, Any]]:
+    """Cell ``i`` ended: no widget in its outputs (model or DOM), static bundle first. After ■
+    (``interrupted``) the last output is the one-line CellInterrupted error, and only that."""
     outputs = lab.output_json(i)
     assert outputs, "the cell has no output"
     assert WIDGET_MIME not in json.dumps(outputs), outputs
+    if interrupted:
+        assert outputs[-1]["output_type"] == "error", outputs
+        assert outputs[-1]["ename"] == "CellInterrupted", outputs[-1]
+        assert len(outputs[-1]["traceback"]) == 1, outputs[-1]
+        outputs = outputs[:-1]
     assert all(o["output_type"] != "error" for o in outputs), outputs
     assert set(outputs[0].get("data", {})) >= STATIC_MIMES, outputs[0]
     assert outputs[0]["metadata"]["byre"]["session_id"], outputs[0]["metadata"]
@@ -324,14 +330,15 @@ def test_toolbar_interrupt_mid_stream(
     ok = lab.wait_for_cell(1, timeout=GRACE_S + 20)
     elapsed = time.monotonic() - t0
     final = lab.output_text(1)
-    assert ok, final[-800:]  # no error reply: the cell ended cleanly
+    # ■ ends the turn, then the cell as an interrupted cell (so Run All stops there).
+    assert not ok, final[-800:]
     assert elapsed < GRACE_S + 2, elapsed
     api.wait_for_disconnect(first.index, timeout=10)
     assert "interrupted" in final, final[-500:]
     assert_clean_end(final)
     got = words(final, "k")
     assert 0 < len(got) < len(INT_WORDS) // 2 and got == INT_WORDS[: len(got)]
-    assert_static_only(lab, 1)
+    assert_static_only(lab, 1, interrupted=True)
 
     lab.run_cell(2, timeout=30)
     assert "alive 42" in lab.output_text(2)  # same kernel, still alive
@@ -368,12 +375,12 @@ def test_toolbar_interrupt_while_api_silent(
     ok = lab.wait_for_cell(2, timeout=GRACE_S + 20)
     elapsed = time.monotonic() - t0
     final = lab.output_text(2)
-    assert ok, final
+    assert not ok, final  # ended as an interrupted cell: one short line, no traceback
     assert elapsed < GRACE_S, elapsed
     api.wait_for_disconnect(first.index, timeout=10)
     assert "interrupted" in final, final
     assert_clean_end(final)
-    assert_static_only(lab, 2)
+    assert_static_only(lab, 2, interrupted=True)
 
     assert run_ok(lab, 3, timeout=60)
     assert "back after the silence" in lab.output_text(3)

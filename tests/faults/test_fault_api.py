@@ -141,7 +141,8 @@ def test_overloaded_in_a_kernel_cell_shows_retries_and_the_error(
     kernel = kernels()
     kernel.run("%config Claude.env = {'CLAUDE_CODE_MAX_RETRIES': '2'}")
     run = kernel.run("%%claude -o r\nOVERLOAD_TOKEN please")
-    assert run.reply["status"] == "ok", run.texts()
+    assert run.reply["status"] == "error", run.texts()  # a failed turn fails its cell
+    assert run.reply["ename"] == "TurnFailed"
     final = json.dumps(run.outputs)
     assert "529" in final and ("retr" in final.lower() or "Overloaded" in final), final[:2000]
     check = kernel.run("print(r.is_error, '529' in r.text)")

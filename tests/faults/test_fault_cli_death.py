@@ -46,7 +46,9 @@ def test_cli_sigkilled_mid_turn_cell_shows_exit_code_and_next_turn_resumes(
     os.killpg(os.getpgid(cli.pid), signal.SIGKILL)  # the whole group: supervisor, CLI, tools
     kernel.wait(lambda: run.idle and run.reply is not None, timeout=TIMEOUT)
 
-    assert run.reply["status"] == "ok", run.texts()  # a clear error in the output, no traceback
+    # A clear error in the output, then the cell fails with one short line (no traceback).
+    assert run.reply["status"] == "error", run.texts()
+    assert run.reply["ename"] == "TurnFailed" and len(run.reply["traceback"]) == 1
     text = run.texts()
     assert "exited" in text and "exit code -9" in text, text
     tail = kernel.run("print(repr(dead.error.stderr_tail), dead.is_error, dead.error.exit_code)")

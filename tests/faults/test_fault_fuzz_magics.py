@@ -345,6 +345,8 @@ def test_sessions_table_escapes_a_hostile_model_name(
 ) -> None:
     shown: list[Any] = []
     monkeypatch.setattr(magics_mod, "display", shown.append)
+    # A notebook frontend (a terminal shell gets the table's text printed).
+    monkeypatch.setattr(rig.ext, "frontend", lambda: "headless")
     payload = "<img src=x onerror=alert(1)>|`"
     rig.shell.run_line_magic("claude", f"model {shlex.quote(payload)} -s tablecheck")
     rig.shell.run_line_magic("claude", "sessions")

@@ -82,7 +82,9 @@ def test_interrupt_on_a_queued_cell_withdraws_it_and_spares_the_running_turn(
     kernel.wait(lambda: shown(queued), timeout=TIMEOUT)
     kernel.interrupt()
     kernel.wait(lambda: queued.idle and queued.reply is not None, timeout=30)
-    assert queued.reply["status"] == "ok", queued.texts()
+    # ■ ends the turn, then the cell as an interrupted cell (queued cells are aborted).
+    assert queued.reply["status"] == "error", queued.texts()
+    assert queued.reply["ename"] == "CellInterrupted"
     assert "nterrupted" in markdown(queued), markdown(queued)
 
     api.release()  # the background turn was not touched: it answers in full
@@ -118,7 +120,9 @@ def test_interrupt_on_a_stalled_cli_with_default_grace_then_next_cell_answers(
     kernel.wait(lambda: "BEFORE_STALL" in markdown(stalled), timeout=TIMEOUT)
     kernel.interrupt()
     kernel.wait(lambda: stalled.idle and stalled.reply is not None, timeout=30)
-    assert stalled.reply["status"] == "ok", stalled.texts()
+    # ■ ends the turn, then the cell as an interrupted cell (queued cells are aborted).
+    assert stalled.reply["status"] == "error", stalled.texts()
+    assert stalled.reply["ename"] == "CellInterrupted"
 
     nxt = kernel.run("%%claude\nand now?", timeout=60)
     assert "BACK_AGAIN" in markdown(nxt), nxt.texts()
@@ -148,7 +152,9 @@ def test_interrupt_while_the_cli_never_initializes_kills_it_then_next_cell_answe
     assert alive(pid)
     kernel.interrupt()
     kernel.wait(lambda: starting.idle and starting.reply is not None, timeout=30)
-    assert starting.reply["status"] == "ok", starting.texts()
+    # ■ ends the turn, then the cell as an interrupted cell (queued cells are aborted).
+    assert starting.reply["status"] == "error", starting.texts()
+    assert starting.reply["ename"] == "CellInterrupted"
     poll(lambda: not alive(pid), 10, "the half-started CLI to be killed")
 
     nxt = kernel.run("%%claude\nNEXT_CELL", timeout=TIMEOUT)

@@ -7,6 +7,7 @@ a cell's reply (for ``--bg`` turns that update their cell later).
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import time
@@ -27,6 +28,9 @@ class CellRun:
     reply: dict[str, Any] | None = None
     idle: bool = False
     iopub_count: int = 0
+    comm_opens: int = 0
+    #: Bytes of the data of every display_data/update_display_data for this cell's outputs.
+    display_bytes: int = 0
 
     def texts(self) -> str:
         parts = []
@@ -71,14 +75,31 @@ class KernelDriver:
         assert provisioner is not None
         return provisioner.process.pid  # type: ignore[attr-defined,no-any-return]
 
-    def submit(self, code: str) -> CellRun:
-        msg_id = self.kc.execute(code)
+    def submit(self, code: str, metadata: Mapping[str, Any] | None = None) -> CellRun:
+        """Send an execute_request; ``metadata`` is what a frontend puts in the request's
+        metadata (JupyterLab and VS Code: ``{"cellId": ...}``; nbclient: nothing)."""
+        if metadata is None:
+            msg_id = self.kc.execute(code)
+        else:
+            content = {
+                "code": code,
+                "silent": False,
+                "store_history": True,
+                "user_expressions": {},
+                "allow_stdin": False,
+                "stop_on_error": True,
+            }
+            msg = self.kc.session.msg("execute_request", content, metadata=dict(metadata))
+            self.kc.shell_channel.send(msg)
+            msg_id = msg["header"]["msg_id"]
         run = CellRun(msg_id)
         self.runs[msg_id] = run
         return run
 
-    def run(self, code: str, timeout: float = 120) -> CellRun:
-        run = self.submit(code)
+    def run(
+        self, code: str, timeout: float = 120, metadata: Mapping[str, Any] | None = None
+    ) -> CellRun:
+        run = self.submit(code, metadata)
         try:
             self.wait(lambda: run.idle and run.reply is not None, timeout)
         except TimeoutError:
@@ -120,6 +141,7 @@ class KernelDriver:
             owner = self._display_owner.get(content.get("transient", {}).get("display_id", ""))
             if owner is not None:
                 owner.iopub_count += 1
+                owner.display_bytes += len(json.dumps(content["data"]))
                 display_id = content["transient"]["display_id"]
                 for out in owner.outputs:
                     if out.get("display_id") == display_id:
@@ -140,6 +162,7 @@ class KernelDriver:
                 "data": content["data"],
                 "metadata": content.get("metadata", {}),
             }
+            run.display_bytes += len(json.dumps(content["data"]))
             display_id = content.get("transient", {}).get("display_id")
             if display_id:
                 out["display_id"] = display_id
@@ -151,6 +174,8 @@ class KernelDriver:
             )
         elif kind == "clear_output":
             run.outputs.clear()
+        elif kind == "comm_open":
+            run.comm_opens += 1
 
     def interrupt(self) -> None:
         self.km.interrupt_kernel()

@@ -1,0 +1,67 @@
+"""`%claude sessions` / `usage` / `doctor` output (issue 9): a `$` stays a dollar sign, the
+doctor's marks are in every font, and terminal IPython gets text, not an object's repr.
+
+A plain InteractiveShell (terminal IPython: no kernel), sessions that never start a CLI.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+import byre_jupyter.magics as magics_pkg
+
+# The module (the package's `extension` name is a function).
+extension_mod = importlib.import_module("byre_jupyter.magics.extension")
+
+
+@pytest.fixture
+def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[InteractiveShell]:
+    monkeypatch.setattr(extension_mod, "STATE_FILE", tmp_path / "sessions.json")
+    monkeypatch.setenv("BYRE_CLAUDE_PATH", str(tmp_path / "no-such-claude"))  # doctor: fast
+    ip = InteractiveShell.instance()
+    if magics_pkg.extension() is not None:
+        magics_pkg.unload_ipython_extension(magics_pkg.extension().shell)
+    magics_pkg.load_ipython_extension(ip)
+    try:
+        yield ip
+    finally:
+        magics_pkg.unload_ipython_extension(ip)
+
+
+def bare_dollars(markdown: str) -> list[str]:
+    """``$`` signs Jupyter's math pass would pair up as LaTeX delimiters: every ``$`` not
+    escaped by a backslash (JupyterLab's removeMath treats ``\\$`` as a literal)."""
+    return re.findall(r"(?<!\\)\$", markdown)
+
+
+def test_sessions_table_keeps_dollars_and_stays_a_table(
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ext = magics_pkg.extension()
+    for name, cost in (("first", 1.5), ("second", 0.25)):
+        ext.session(name).total_cost_usd = cost
+    shell.run_line_magic("claude", "sessions")
+    markdown = capsys.readouterr().out
+    assert "<IPython.core.display.Markdown object>" not in markdown
+    assert bare_dollars(markdown) == [], markdown  # two bare $ = one LaTeX span over two rows
+    html = markdown2html_mistune(markdown)
+    rows = re.findall(r"<tr>(.*?)</tr>", html, re.S)
+    assert len(rows) == 3, html  # header + two sessions
+    assert "$1.5000" in rows[1] and "$0.2500" in rows[2]
+
+
+def test_doctor_prints_text_with_marks_every_font_has(
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shell.run_line_magic("claude", "doctor")
+    out = capsys.readouterr().out
+    assert "<IPython.core.display.Markdown object>" not in out
+    assert "Claude CLI" in out and "✗ missing" in out and "✓ ok" in out
+    assert not {"✅", "❌"} & set(out)
