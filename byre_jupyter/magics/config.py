@@ -84,3 +84,10 @@ class Claude(Configurable):
         "before each call (as `python_tool`), or deny. They never run the user's code and show "
         "credentials as [redacted].",
     ).tag(config=True)  # fmt: skip
+    rerun = Enum(
+        ["branch", "append"], default_value="branch",
+        help="Running a %%claude cell again: 'branch' continues from the state before the "
+        "cell's earlier run (its old answer and later cells are out of the context; their "
+        "outputs get a mark), 'append' adds the turn to the end of the conversation. Only "
+        "frontends that send a cellId (JupyterLab, Notebook 7, VS Code) can branch.",
+    ).tag(config=True)  # fmt: skip

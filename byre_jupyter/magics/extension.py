@@ -25,6 +25,7 @@ from ..session.permissions import Allow
 from ..ui import TurnView
 from ..ui.approval import ApprovalCard, ApprovalDecision, describe_tool_request
 from .config import Claude
+from .conversation import Conversations
 from .frontend import frontend_kind
 
 __all__ = ["ClaudeExtension"]
@@ -67,6 +68,8 @@ class ClaudeExtension:
         self.python_runner = PythonRunner(shell)
         self.results: dict[str, TurnResult] = {}
         self.background: set[Any] = set()
+        #: Each session's turns as a tree: re-running a cell branches (issue 10).
+        self.conversations = Conversations(self)
         self.config.observe(self._config_changed, names=["model", "permission_mode"])
 
     # -- sessions -------------------------------------------------------------------------
@@ -80,6 +83,11 @@ class ClaudeExtension:
             # Another conversation takes the name: the old one's standing allowances end
             # here (a later resume of it asks again).
             self.allowances.pop(old.session_id, None)
+        settings = self._settings(name)
+        settings.update(options)
+        return Session(name, **settings)
+
+    def _settings(self, name: str) -> dict[str, Any]:
         cfg = self.config
         transcript = None
         if cfg.transcripts:
@@ -99,15 +107,41 @@ class ClaudeExtension:
             "can_use_tool": functools.partial(self._decide_permission, name),
             "mcp_server": self._kernel_server(name),
         }
-        settings.update(options)
-        return Session(name, **settings)
+        return settings
+
+    def rerun_mode(self) -> str:
+        return str(self.config.rerun)
+
+    def branch(self, name: str, conversation: str | None, at: str | None) -> Session:
+        """Move session ``name`` to an earlier point: a fork of ``conversation`` after message
+        ``at`` (None: all of it), or a fresh conversation when ``conversation`` is None. The
+        old CLI is closed (the next branch move starts one again, about as long as a first
+        cell); "always allow" answers carry over, as the user still sees one session."""
+        old = self.manager.peek(name)
+        settings = self._settings(name)
+        if old is not None:
+            settings.update(model=old.model, permission_mode=old.permission_mode)
+        if conversation is None:
+            session = Session(name, **settings)
+        else:
+            session = Session(name, resume=conversation).fork(at=at, name=name, **settings)
+        allowed = set(self.allowances.get(conversation or "", set()))
+        if old is not None:
+            allowed |= self.allowances.get(old.session_id or "", set())
+            if not old.closed:
+                self.schedule(old.close())
+        if allowed and session.session_id:
+            self.allowances[session.session_id] = allowed
+        return self.manager.add(session)
 
     def session(self, name: str = "default", *, new: bool = False) -> Session:
         if new:
             old = self.manager.peek(name)
             if old is not None and not old.closed:
                 self.schedule(old.close())
-            return self.manager.add(self._new_session(name))
+            session = self.manager.add(self._new_session(name))
+            self.conversations.reset(name, session)
+            return session
         return self.manager.get(name)
 
     def resume(self, name: str, session_id: str | None) -> Session:
@@ -122,7 +156,9 @@ class ClaudeExtension:
         old = self.manager.peek(name)
         if old is not None and not old.closed:
             self.schedule(old.close())
-        return self.manager.add(self._new_session(name, resume=session_id))
+        session = self.manager.add(self._new_session(name, resume=session_id))
+        self.conversations.reset(name, session, base=session_id)
+        return session
 
     def _kernel_server(self, name: str) -> McpServer:
         """The session's ``byre`` MCP server with Claude's tools on this kernel.

@@ -176,7 +176,7 @@ class ClaudeMagics(Magics):
 
     async def execute(self, plan: _CellPlan) -> None:
         args = plan.args
-        session = self.ext.session(args.session, new=args.new)
+        session, node = self.ext.conversations.begin(args.session, plan.prompt, new=args.new)
         if args.model:
             try:
                 await session.set_model(None if args.model == "default" else args.model)
@@ -189,6 +189,7 @@ class ClaudeMagics(Magics):
             out=args.out,
             extra_blocks=plan.context,
             context_names=plan.names,
+            node=node,
         )
         if args.bg:
             task = asyncio.get_running_loop().create_task(run_turn(self.ext, request))

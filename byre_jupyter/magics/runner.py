@@ -28,6 +28,7 @@ from ..errors import ByreError
 from ..session import Allow, Deny, PermissionRequest, Session, Turn, TurnResult
 from ..ui import TurnView
 from ..ui.approval import ApprovalCard
+from .conversation import TurnNode
 from .frontend import Surface, make_surface
 
 if TYPE_CHECKING:
@@ -52,6 +53,8 @@ class TurnRequest:
     background: bool = False
     extra_blocks: Sequence[dict[str, Any]] = field(default_factory=list)
     context_names: Sequence[str] = ()
+    #: The turn's place in its session's tree (``conversation``), if it has one.
+    node: TurnNode | None = None
 
 
 def _model_values(session: Session) -> list[str]:
@@ -129,6 +132,8 @@ class TurnController:
                     view.finish(error=str(result.error), interrupted=result.interrupted)
                 else:
                     view.finish(interrupted=result.interrupted)
+            if self.request.node is not None:
+                self.request.node.finish(result)
             if result is not None:
                 self.ext.remember(session, result)
                 if self.request.out:

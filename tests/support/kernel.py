@@ -71,14 +71,25 @@ class KernelDriver:
         assert provisioner is not None
         return provisioner.process.pid  # type: ignore[attr-defined,no-any-return]
 
-    def submit(self, code: str) -> CellRun:
-        msg_id = self.kc.execute(code)
+    def submit(self, code: str, *, cell_id: str | None = None) -> CellRun:
+        """Send a cell; ``cell_id`` goes in the request's metadata as JupyterLab, Notebook 7
+        and VS Code send it."""
+        if cell_id is None:
+            msg_id = self.kc.execute(code)
+        else:
+            content = {
+                "code": code, "silent": False, "store_history": True,
+                "user_expressions": {}, "allow_stdin": False, "stop_on_error": True,
+            }  # fmt: skip
+            msg = self.kc.session.msg("execute_request", content, metadata={"cellId": cell_id})
+            self.kc.shell_channel.send(msg)
+            msg_id = msg["header"]["msg_id"]
         run = CellRun(msg_id)
         self.runs[msg_id] = run
         return run
 
-    def run(self, code: str, timeout: float = 120) -> CellRun:
-        run = self.submit(code)
+    def run(self, code: str, timeout: float = 120, *, cell_id: str | None = None) -> CellRun:
+        run = self.submit(code, cell_id=cell_id)
         try:
             self.wait(lambda: run.idle and run.reply is not None, timeout)
         except TimeoutError:
