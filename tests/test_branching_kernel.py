@@ -187,3 +187,26 @@ def test_branching_after_a_kernel_restart_and_resume(
         assert 'PROMPT_C"' not in seen and "PROMPT_D" not in seen
     finally:
         kernel.close()
+
+
+def test_history_shows_the_tree_and_checkout_continues_from_an_earlier_turn(
+    kernel: KernelDriver, api: ScriptedAPI
+) -> None:
+    answer_each(api, "PROMPT_A", "PROMPT_B_OLD", "PROMPT_C", "PROMPT_B_NEW", "PROMPT_E")
+    a, _ = ask_run(kernel, api, "cell-a", "PROMPT_A")
+    ask(kernel, api, "cell-b", "PROMPT_B_OLD")
+    ask(kernel, api, "cell-c", "PROMPT_C")
+    ask(kernel, api, "cell-b", "PROMPT_B_NEW")
+    lines = kernel.run("%claude history").texts().splitlines()
+    line = {n: next(x for x in lines if f"#{n} " in x) for n in (1, 2, 3, 4)}
+    assert "○" in line[2] and "○" in line[3] and "stale" in line[3]
+    assert "●" in line[1] and "●" in line[4] and "current" in line[4]
+    assert "cell cell-b" in line[4] and "PROMPT_B_NEW" in line[4] and "$" in line[4]
+
+    count = a.reply["execution_count"]
+    out = kernel.run(f"%claude checkout [{count}]").texts()
+    assert "continues after turn #1" in out
+    seen = ask(kernel, api, "cell-e", "PROMPT_E")
+    assert "PROMPT_A" in seen
+    assert not any(p in seen for p in ("PROMPT_B_OLD", "PROMPT_B_NEW", "PROMPT_C"))
+    assert "UsageError" in kernel.run("%claude checkout #99").texts()

@@ -3,9 +3,13 @@ which answers it leaves behind, where the fork starts, and how history shows it.
 
 from __future__ import annotations
 
+import pytest
+
 from byre_jupyter.magics.conversation import (
     ConversationTree,
     TurnNode,
+    find_turn,
+    render_history,
 )
 from byre_jupyter.session import TurnResult
 
@@ -73,3 +77,32 @@ def test_a_cell_appended_to_itself_branches_from_before_its_runs() -> None:
     run(tree, "B", "b")
     run(tree, "B", "b again", "append")
     assert tree.place("B", "branch").parent is a
+
+
+def test_history_shows_branches_cells_cost_and_current() -> None:
+    tree = ConversationTree()
+    run(tree, "cell-aaaaaaaaa", "first question")
+    run(tree, "cell-bbbbbbbbb", "old second")
+    run(tree, "cell-ccccccccc", "third")
+    run(tree, "cell-bbbbbbbbb", "new second")
+    text = render_history("default", tree)
+    lines = text.splitlines()
+    assert any("#2" in line and "○" in line and "old second" in line for line in lines)
+    assert any("#4" in line and "●" in line and "(current)" in line for line in lines)
+    assert "$0.0010" in text and "cell cell-aaa" in text
+    # #3 hangs under #2, #4 under #1: the branch shows as indentation.
+    two, three, four = (next(i for i, x in enumerate(lines) if f"#{n} " in x) for n in (2, 3, 4))
+    indent = lambda i: len(lines[i]) - len(lines[i].lstrip(" │├└─"))  # noqa: E731
+    assert indent(three) > indent(two) == indent(four)
+
+
+def test_find_turn_by_number_count_cell_and_start() -> None:
+    tree = ConversationTree()
+    a = run(tree, "cell-a", "a")
+    b = run(tree, "cell-b", "b")
+    assert find_turn(tree, "#1") is a and find_turn(tree, "2") is b
+    assert find_turn(tree, "[2]") is b and find_turn(tree, "cell-a") is a
+    assert find_turn(tree, "start") is None
+    for bad in ("#9", "[9]", "nope", "cell"):
+        with pytest.raises(LookupError):
+            find_turn(tree, bad)

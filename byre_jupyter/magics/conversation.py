@@ -260,3 +260,76 @@ class Conversations:
         if node.stale_since is not None and node.mark is not None:
             node.mark.update(_EMPTY, raw=True)
         node.stale_since = None
+
+
+# -- %claude history / checkout -------------------------------------------------------------
+
+
+def render_history(name: str, tree: ConversationTree) -> str:
+    """The tree as text: one line per turn, its children indented below it.
+
+    ``#2 [5] cell 3f2a9c1d  $0.0012  Explain the plot…``; ``●`` marks the turn the session
+    continues from, ``stale`` an answer left on an older branch.
+    """
+    current = tree.on_current_branch()
+    root = f"(resumed conversation {tree.base})" if tree.base else "(start)"
+    lines = [f"session {name!r}: {len(tree.turns)} turn(s); ● = current, ○ = an older branch"]
+    lines.append(root + ("  ● current" if tree.current is None else ""))
+
+    def walk(parent: TurnNode | None, indent: str) -> None:
+        children = list(tree.children(parent))
+        for i, node in enumerate(children):
+            last = i == len(children) - 1
+            lines.append(indent + ("└─ " if last else "├─ ") + _history_line(node, current, tree))
+            walk(node, indent + ("   " if last else "│  "))
+
+    walk(None, "")
+    return "\n".join(lines)
+
+
+def _history_line(node: TurnNode, current: set[int], tree: ConversationTree) -> str:
+    where = f"cell {node.cell[:8]}" if node.cell else "no cell"
+    cost = f"${node.cost_usd:.4f}" if node.cost_usd is not None else "$-"
+    prompt = " ".join(node.prompt.split())
+    if len(prompt) > 50:
+        prompt = prompt[:49] + "…"
+    state = "●" if id(node) in current else "○"
+    flags = []
+    if node is tree.current:
+        flags.append("current")
+    if not node.done:
+        flags.append("running")
+    elif node.interrupted:
+        flags.append("interrupted")
+    if node.stale_since is not None:
+        flags.append("stale")
+    tail = f"  ({', '.join(flags)})" if flags else ""
+    return f"{state} #{node.number} {node.label()} {where}  {cost}  {prompt}{tail}"
+
+
+def find_turn(tree: ConversationTree, spec: str) -> TurnNode | None:
+    """A turn by ``#N`` or ``N`` (its number), ``[N]`` (the cell's In [N]), a cell id (or
+    its first characters: the newest turn of that cell), or ``start`` (None, the root).
+    Raises LookupError."""
+    if spec in ("start", "root"):
+        return None
+    if spec.startswith("[") and spec.endswith("]") and spec[1:-1].isdigit():
+        count = int(spec[1:-1])
+        for node in reversed(tree.turns):
+            if node.execution_count == count:
+                return node
+        raise LookupError(f"no turn ran in cell [{count}]")
+    number = spec[1:] if spec.startswith("#") else spec
+    if number.isdigit():
+        index = int(number)
+        if 1 <= index <= len(tree.turns):
+            return tree.turns[index - 1]
+        raise LookupError(f"no turn #{index} (there are {len(tree.turns)})")
+    cells = {n.cell for n in tree.turns if n.cell and n.cell.startswith(spec)}
+    if len(cells) == 1:
+        newest = tree.newest(cells.pop())
+        assert newest is not None
+        return newest
+    raise LookupError(
+        f"{spec!r} names no turn or cell" if not cells else f"{spec!r} names several cells"
+    )

@@ -23,6 +23,7 @@ from IPython.display import HTML, Markdown, display
 
 from ..errors import ByreError
 from ..transport import find_cli
+from .conversation import find_turn, render_history
 from .extension import ClaudeExtension
 from .handoff import attach_variables, interpolate
 from .inputs import resolve_image
@@ -41,6 +42,10 @@ SUBCOMMANDS = {
     "transcript": "transcript [NAME]: the last turn of a session as text",
     "permissions": "permissions [--clear] [NAME]: the tools always allowed in the session's "
     "conversation (--clear ends them)",
+    "history": "history [NAME]: the session's turns as a tree (branches, cells, cost per turn, "
+    "which is current)",
+    "checkout": "checkout TURN [-s NAME]: continue from an earlier turn: #N (a turn), [N] (the "
+    "cell In [N]), a cell id, or start",
     "doctor": "doctor: check the CLI, login and kernel, each with a fix",
     "help": "help: this list",
 }
@@ -340,6 +345,39 @@ class ClaudeMagics(Magics):
                 if tools
                 else f"session {session.name!r}: nothing is always allowed (every tool asks)"
             )
+
+    def _cmd_history(self, rest: list[str]) -> None:
+        name = self._one_name(rest, "history")
+        tree = self.ext.conversations.tree(name)
+        if tree is None or not tree.turns:
+            raise UsageError(f"no turn yet in session {name!r}")
+        print(render_history(name, tree))
+
+    def _cmd_checkout(self, rest: list[str]) -> None:
+        name = "default"
+        if "-s" in rest:
+            i = rest.index("-s")
+            if i + 1 >= len(rest):
+                raise UsageError("%claude checkout: -s needs a session name")
+            name = _check_session_name(rest[i + 1], "%claude checkout -s")
+            rest = rest[:i] + rest[i + 2 :]
+        if len(rest) != 1:
+            raise UsageError(
+                "%claude checkout TURN [-s NAME]: one turn (#N, [N], a cell id, start)"
+            )
+        tree = self.ext.conversations.tree(name)
+        if tree is None or not tree.turns:
+            raise UsageError(f"no turn yet in session {name!r}")
+        try:
+            node = find_turn(tree, rest[0])
+        except LookupError as e:
+            raise UsageError(f"%claude checkout: {e}") from None
+        session = self._existing(name)
+        if session.busy:
+            raise UsageError(f"session {name!r} is running a turn; stop it first")
+        self.ext.conversations.checkout(name, node)
+        where = f"turn #{node.number} {node.label()}" if node is not None else "the start"
+        print(f"session {name!r} continues after {where}")
 
     def _cmd_doctor(self, rest: list[str]) -> None:
         display(Markdown(doctor_report(self.ext)))
