@@ -91,3 +91,15 @@ class Claude(Configurable):
         "outputs get a mark), 'append' adds the turn to the end of the conversation. Only "
         "frontends that send a cellId (JupyterLab, Notebook 7, VS Code) can branch.",
     ).tag(config=True)  # fmt: skip
+    notebook_prompt = Bool(
+        True,
+        help="Tell Claude it runs in a Jupyter kernel (--append-system-prompt): the notebook's "
+        "path when known, the in-kernel tools and when to prefer them over Bash `python -c`, "
+        "and that code for the user goes in fenced blocks.",
+    ).tag(config=True)
+    guard_notebook = Bool(
+        True,
+        help="Deny Claude's Write/Edit/MultiEdit/NotebookEdit of the notebook open in the "
+        "editor (a PreToolUse hook; the model is told why), so it never conflicts with the "
+        "user's unsaved changes.",
+    ).tag(config=True)

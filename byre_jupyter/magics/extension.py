@@ -27,6 +27,7 @@ from ..ui.approval import ApprovalCard, ApprovalDecision, describe_tool_request
 from .config import Claude
 from .conversation import Conversations
 from .frontend import frontend_kind
+from .notebook import guard_hook, notebook_path, system_prompt
 
 __all__ = ["ClaudeExtension"]
 
@@ -107,7 +108,16 @@ class ClaudeExtension:
             "can_use_tool": functools.partial(self._decide_permission, name),
             "mcp_server": self._kernel_server(name),
         }
+        if cfg.notebook_prompt:
+            prompt = system_prompt(self.notebook_path())
+            settings["extra_args"] = [*settings["extra_args"], "--append-system-prompt", prompt]
+        if cfg.guard_notebook:
+            settings["hooks"] = {"PreToolUse": [guard_hook(self.notebook_path)]}
         return settings
+
+    def notebook_path(self) -> str | None:
+        """The notebook open in the editor, when the frontend tells the kernel."""
+        return notebook_path(self.shell.user_ns, self.cwd())
 
     def rerun_mode(self) -> str:
         return str(self.config.rerun)
