@@ -103,3 +103,9 @@ class Claude(Configurable):
         "editor (a PreToolUse hook; the model is told why), so it never conflicts with the "
         "user's unsaved changes.",
     ).tag(config=True)
+    prewarm = Bool(
+        True,
+        help="Start the default session's CLI in the background when the extension loads, so "
+        "the first %%claude cell does not wait for it. A failure there stays silent until a "
+        "cell needs the CLI (and reports it).",
+    ).tag(config=True)

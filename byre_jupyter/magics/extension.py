@@ -10,6 +10,7 @@ kernel restart.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import time
 from collections.abc import Mapping
@@ -17,6 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from IPython.core.interactiveshell import InteractiveShell
 
+from ..errors import ByreError
 from ..kernel import ApprovalDecision as PythonDecision
 from ..kernel import PythonApproval, PythonRunner, ToolApproval, kernel_tools
 from ..session import Deny, McpServer, PermissionRequest, Session, SessionManager, TurnResult
@@ -47,6 +49,15 @@ READ_HEADLESS = (
 )
 STATE_FILE = default_index_path()
 
+log = logging.getLogger(__name__)
+
+#: The ``Claude`` traits a session's CLI is launched with (model and permission mode are
+#: switched on a running CLI instead).
+LAUNCH_SETTINGS = [
+    "cli_path", "cwd", "env", "env_drop", "extra_args", "interrupt_grace", "transcripts",
+    "max_line_mb", "notebook_prompt", "guard_notebook",
+]  # fmt: skip
+
 
 @runtime_checkable
 class TurnOwner(Protocol):
@@ -72,6 +83,10 @@ class ClaudeExtension:
         #: Each session's turns as a tree: re-running a cell branches (issue 10).
         self.conversations = Conversations(self)
         self.config.observe(self._config_changed, names=["model", "permission_mode"])
+        #: The default session started by ``Claude.prewarm``, until it is replaced.
+        self._warm: Session | None = None
+        self._rewarming = False
+        self.config.observe(self._launch_settings_changed, names=LAUNCH_SETTINGS)
 
     # -- sessions -------------------------------------------------------------------------
 
@@ -118,6 +133,49 @@ class ClaudeExtension:
     def notebook_path(self) -> str | None:
         """The notebook open in the editor, when the frontend tells the kernel."""
         return notebook_path(self.shell.user_ns, self.cwd())
+
+    def prewarm(self) -> None:
+        """Start the default session's CLI in the background (``Claude.prewarm``).
+
+        Only with a running loop (a kernel): terminal IPython runs no loop between cells, so a
+        start there would block the ``%load_ext``. The task runs after the loading cell, so a
+        ``%config`` in that same cell still shapes the session. A failure is left for the
+        first cell: its ``start()`` tries again and shows the error.
+        """
+        import asyncio
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return
+
+        async def warm() -> None:
+            session = self._warm = self.session("default")
+            try:
+                await session.start()
+            except ByreError as e:
+                log.debug("byre: prewarm of the CLI failed (the first cell retries): %s", e)
+
+        self.schedule(warm())
+
+    def _launch_settings_changed(self, change: Any) -> None:
+        """A setting a CLI is launched with changed: a warm CLI no cell has used yet is
+        closed, and the first cell starts one with what the user set, exactly as without
+        prewarm (its start-up warnings, e.g. an unwritable transcript, show in that cell)."""
+        warm = self._warm
+        if warm is None or self._rewarming:
+            return
+        self._rewarming = True
+
+        async def rewarm() -> None:
+            self._rewarming = False
+            current = self.manager.peek("default")
+            if current is not warm or warm.turns_completed or warm.busy:
+                return
+            self._warm = None
+            await self.manager.drop("default")
+
+        self.schedule(rewarm())
 
     def rerun_mode(self) -> str:
         return str(self.config.rerun)
