@@ -51,11 +51,12 @@ STATE_FILE = default_index_path()
 
 log = logging.getLogger(__name__)
 
-#: The ``Claude`` traits a session's CLI is launched with (model and permission mode are
-#: switched on a running CLI instead).
+#: The ``Claude`` traits a session's CLI is launched with. Model and permission mode are
+#: switched on a running CLI, but bypassPermissions needs a launch flag the warm CLI may lack,
+#: so an unused warm CLI is replaced for them too.
 LAUNCH_SETTINGS = [
     "cli_path", "cwd", "env", "env_drop", "extra_args", "interrupt_grace", "transcripts",
-    "max_line_mb", "notebook_prompt", "guard_notebook",
+    "max_line_mb", "notebook_prompt", "guard_notebook", "model", "permission_mode",
 ]  # fmt: skip
 
 
@@ -169,13 +170,17 @@ class ClaudeExtension:
 
         async def rewarm() -> None:
             self._rewarming = False
-            current = self.manager.peek("default")
-            if current is not warm or warm.turns_completed or warm.busy:
+            if self.manager.peek("default") is not warm or not self._unused_warm(warm):
                 return
             self._warm = None
             await self.manager.drop("default")
 
         self.schedule(rewarm())
+
+    def _unused_warm(self, session: Session) -> bool:
+        """The session prewarm started, before any cell used it."""
+        tree = self.conversations.tree(session.name)
+        return session is self._warm and not session.busy and (tree is None or not tree.turns)
 
     def rerun_mode(self) -> str:
         return str(self.config.rerun)
@@ -345,6 +350,8 @@ class ClaudeExtension:
 
     def _config_changed(self, change: Any) -> None:
         for session in self.manager:
+            if self._unused_warm(session):
+                continue  # closed and started again by the first cell, with the new value
             if change["name"] == "model":
                 self.schedule(session.set_model(change["new"]))
             else:
