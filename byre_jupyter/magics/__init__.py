@@ -46,6 +46,8 @@ def load_ipython_extension(shell: InteractiveShell) -> None:
     configurables: list[Any] = shell.configurables  # %config looks up Claude here
     if _EXTENSION.config not in configurables:
         configurables.append(_EXTENSION.config)
+    if _EXTENSION.config.prewarm:
+        _EXTENSION.prewarm()
 
 
 def unload_ipython_extension(shell: InteractiveShell) -> None:

@@ -90,3 +90,28 @@ class Claude(Configurable):
         "before each call (as `python_tool`), or deny. They never run the user's code and show "
         "credentials as [redacted].",
     ).tag(config=True)  # fmt: skip
+    rerun = Enum(
+        ["branch", "append"], default_value="branch",
+        help="Running a %%claude cell again: 'branch' continues from the state before the "
+        "cell's earlier run (its old answer and later cells are out of the context; their "
+        "outputs get a mark), 'append' adds the turn to the end of the conversation. Only "
+        "frontends that send a cellId (JupyterLab, Notebook 7, VS Code) can branch.",
+    ).tag(config=True)  # fmt: skip
+    notebook_prompt = Bool(
+        True,
+        help="Tell Claude it runs in a Jupyter kernel (--append-system-prompt): the notebook's "
+        "path when known, the in-kernel tools and when to prefer them over Bash `python -c`, "
+        "and that code for the user goes in fenced blocks.",
+    ).tag(config=True)
+    guard_notebook = Bool(
+        True,
+        help="Deny Claude's Write/Edit/MultiEdit/NotebookEdit of the notebook open in the "
+        "editor (a PreToolUse hook; the model is told why), so it never conflicts with the "
+        "user's unsaved changes.",
+    ).tag(config=True)
+    prewarm = Bool(
+        True,
+        help="Start the default session's CLI in the background when the extension loads, so "
+        "the first %%claude cell does not wait for it. A failure there stays silent until a "
+        "cell needs the CLI (and reports it).",
+    ).tag(config=True)

@@ -10,6 +10,7 @@ kernel restart.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import time
 from collections.abc import Mapping
@@ -17,6 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from IPython.core.interactiveshell import InteractiveShell
 
+from ..errors import ByreError
 from ..kernel import ApprovalDecision as PythonDecision
 from ..kernel import PythonApproval, PythonRunner, ToolApproval, kernel_tools
 from ..session import Deny, McpServer, PermissionRequest, Session, SessionManager, TurnResult
@@ -25,7 +27,9 @@ from ..session.permissions import Allow
 from ..ui import TurnView
 from ..ui.approval import ApprovalCard, ApprovalDecision, describe_request
 from .config import Claude
+from .conversation import Conversations
 from .frontend import frontend_kind
+from .notebook import guard_hook, notebook_path, system_prompt
 
 __all__ = ["ClaudeExtension"]
 
@@ -44,6 +48,16 @@ READ_HEADLESS = (
     "`%config Claude.read_tools = 'allow'`."
 )
 STATE_FILE = default_index_path()
+
+log = logging.getLogger(__name__)
+
+#: The ``Claude`` traits a session's CLI is launched with. Model and permission mode are
+#: switched on a running CLI, but bypassPermissions needs a launch flag the warm CLI may lack,
+#: so an unused warm CLI is replaced for them too.
+LAUNCH_SETTINGS = [
+    "cli_path", "cwd", "env", "env_drop", "extra_args", "interrupt_grace", "transcripts",
+    "max_line_mb", "notebook_prompt", "guard_notebook", "model", "permission_mode",
+]  # fmt: skip
 
 
 @runtime_checkable
@@ -67,7 +81,13 @@ class ClaudeExtension:
         self.python_runner = PythonRunner(shell)
         self.results: dict[str, TurnResult] = {}
         self.background: set[Any] = set()
+        #: Each session's turns as a tree: re-running a cell branches (issue 10).
+        self.conversations = Conversations(self)
         self.config.observe(self._config_changed, names=["model", "permission_mode"])
+        #: The default session started by ``Claude.prewarm``, until it is replaced.
+        self._warm: Session | None = None
+        self._rewarming = False
+        self.config.observe(self._launch_settings_changed, names=LAUNCH_SETTINGS)
 
     # -- sessions -------------------------------------------------------------------------
 
@@ -80,6 +100,11 @@ class ClaudeExtension:
             # Another conversation takes the name: the old one's standing allowances end
             # here (a later resume of it asks again).
             self.allowances.pop(old.session_id, None)
+        settings = self._settings(name)
+        settings.update(options)
+        return Session(name, **settings)
+
+    def _settings(self, name: str) -> dict[str, Any]:
         cfg = self.config
         transcript = None
         if cfg.transcripts:
@@ -99,15 +124,97 @@ class ClaudeExtension:
             "can_use_tool": functools.partial(self._decide_permission, name),
             "mcp_server": self._kernel_server(name),
         }
-        settings.update(options)
-        return Session(name, **settings)
+        if cfg.notebook_prompt:
+            prompt = system_prompt(self.notebook_path())
+            settings["extra_args"] = [*settings["extra_args"], "--append-system-prompt", prompt]
+        if cfg.guard_notebook:
+            settings["hooks"] = {"PreToolUse": [guard_hook(self.notebook_path)]}
+        return settings
+
+    def notebook_path(self) -> str | None:
+        """The notebook open in the editor, when the frontend tells the kernel."""
+        return notebook_path(self.shell.user_ns, self.cwd())
+
+    def prewarm(self) -> None:
+        """Start the default session's CLI in the background (``Claude.prewarm``).
+
+        Only with a running loop (a kernel): terminal IPython runs no loop between cells, so a
+        start there would block the ``%load_ext``. The task runs after the loading cell, so a
+        ``%config`` in that same cell still shapes the session. A failure is left for the
+        first cell: its ``start()`` tries again and shows the error.
+        """
+        import asyncio
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return
+
+        async def warm() -> None:
+            session = self._warm = self.session("default")
+            try:
+                await session.start()
+            except ByreError as e:
+                log.debug("byre: prewarm of the CLI failed (the first cell retries): %s", e)
+
+        self.schedule(warm())
+
+    def _launch_settings_changed(self, change: Any) -> None:
+        """A setting a CLI is launched with changed: a warm CLI no cell has used yet is
+        closed, and the first cell starts one with what the user set, exactly as without
+        prewarm (its start-up warnings, e.g. an unwritable transcript, show in that cell)."""
+        warm = self._warm
+        if warm is None or self._rewarming:
+            return
+        self._rewarming = True
+
+        async def rewarm() -> None:
+            self._rewarming = False
+            if self.manager.peek("default") is not warm or not self._unused_warm(warm):
+                return
+            self._warm = None
+            await self.manager.drop("default")
+
+        self.schedule(rewarm())
+
+    def _unused_warm(self, session: Session) -> bool:
+        """The session prewarm started, before any cell used it."""
+        tree = self.conversations.tree(session.name)
+        return session is self._warm and not session.busy and (tree is None or not tree.turns)
+
+    def rerun_mode(self) -> str:
+        return str(self.config.rerun)
+
+    def branch(self, name: str, conversation: str | None, at: str | None) -> Session:
+        """Move session ``name`` to an earlier point: a fork of ``conversation`` after message
+        ``at`` (None: all of it), or a fresh conversation when ``conversation`` is None. The
+        old CLI is closed (the next branch move starts one again, about as long as a first
+        cell); "always allow" answers carry over, as the user still sees one session."""
+        old = self.manager.peek(name)
+        settings = self._settings(name)
+        if old is not None:
+            settings.update(model=old.model, permission_mode=old.permission_mode)
+        if conversation is None:
+            session = Session(name, **settings)
+        else:
+            session = Session(name, resume=conversation).fork(at=at, name=name, **settings)
+        allowed = set(self.allowances.get(conversation or "", set()))
+        if old is not None:
+            allowed |= self.allowances.get(old.session_id or "", set())
+            if not old.closed:
+                self.schedule(old.close())
+        if allowed and session.session_id:
+            self.allowances[session.session_id] = allowed
+        return self.manager.add(session)
 
     def session(self, name: str = "default", *, new: bool = False) -> Session:
         if new:
             old = self.manager.peek(name)
             if old is not None and not old.closed:
                 self.schedule(old.close())
-            return self.manager.add(self._new_session(name))
+            session = self.manager.add(self._new_session(name))
+            self.conversations.reset(name, session)
+            return session
         return self.manager.get(name)
 
     def resume(self, name: str, session_id: str | None) -> Session:
@@ -122,7 +229,9 @@ class ClaudeExtension:
         old = self.manager.peek(name)
         if old is not None and not old.closed:
             self.schedule(old.close())
-        return self.manager.add(self._new_session(name, resume=session_id))
+        session = self.manager.add(self._new_session(name, resume=session_id))
+        self.conversations.reset(name, session, base=session_id)
+        return session
 
     def _kernel_server(self, name: str) -> McpServer:
         """The session's ``byre`` MCP server with Claude's tools on this kernel.
@@ -241,6 +350,8 @@ class ClaudeExtension:
 
     def _config_changed(self, change: Any) -> None:
         for session in self.manager:
+            if self._unused_warm(session):
+                continue  # closed and started again by the first cell, with the new value
             if change["name"] == "model":
                 self.schedule(session.set_model(change["new"]))
             else:

@@ -23,7 +23,7 @@ from ..ui.blocks import BlockView
 from ..ui.coalesce import Coalescer
 from ..ui.static import turn_markdown
 
-__all__ = ["Surface", "frontend_kind", "make_surface"]
+__all__ = ["Surface", "current_cell_id", "frontend_kind", "make_surface"]
 
 
 class Surface(Protocol):
@@ -35,23 +35,30 @@ class Surface(Protocol):
     def show_permission_mode(self, mode: str) -> None: ...
 
 
-def frontend_kind(shell: Any) -> str:
-    """``"lab"`` (an interactive frontend: it can show widgets), ``"headless"`` (a kernel
-    with another client, e.g. nbclient), or ``"terminal"`` (plain IPython, no kernel)."""
+def current_cell_id(shell: Any) -> str | None:
+    """The ``cellId`` the frontend sent with the running cell, or None (nbclient, papermill,
+    terminal IPython): JupyterLab, Notebook 7, VS Code and Positron send it."""
     kernel = getattr(shell, "kernel", None)
     if kernel is None:
-        return "terminal"
-    forced = os.environ.get("BYRE_LIVE")
-    if forced in ("0", "1"):
-        return "lab" if forced == "1" else "headless"
+        return None
     try:
         parent = kernel.get_parent("shell")
     except TypeError:  # older ipykernel signature
         parent = kernel.get_parent()
     metadata = parent.get("metadata", {}) if isinstance(parent, Mapping) else {}
-    if isinstance(metadata, Mapping) and metadata.get("cellId"):
-        return "lab"
-    return "headless"
+    cell = metadata.get("cellId") if isinstance(metadata, Mapping) else None
+    return cell if isinstance(cell, str) and cell else None
+
+
+def frontend_kind(shell: Any) -> str:
+    """``"lab"`` (an interactive frontend: it can show widgets), ``"headless"`` (a kernel
+    with another client, e.g. nbclient), or ``"terminal"`` (plain IPython, no kernel)."""
+    if getattr(shell, "kernel", None) is None:
+        return "terminal"
+    forced = os.environ.get("BYRE_LIVE")
+    if forced in ("0", "1"):
+        return "lab" if forced == "1" else "headless"
+    return "lab" if current_cell_id(shell) is not None else "headless"
 
 
 def _publish_static(view: TurnView, handle: DisplayHandle, *, update: bool) -> None:

@@ -24,6 +24,7 @@ from IPython.display import HTML, Markdown, display
 from ..errors import ByreError
 from ..protocol import model_option
 from ..transport import find_cli
+from .conversation import find_turn, render_history
 from .extension import ClaudeExtension
 from .handoff import attach_variables, interpolate
 from .inputs import resolve_image
@@ -42,6 +43,10 @@ SUBCOMMANDS = {
     "transcript": "transcript [NAME]: the last turn of a session as text",
     "permissions": "permissions [--clear] [NAME]: the tools always allowed in the session's "
     "conversation (--clear ends them)",
+    "history": "history [NAME]: the session's turns as a tree (branches, cells, cost per turn, "
+    "which is current)",
+    "checkout": "checkout TURN [-s NAME]: continue from an earlier turn: #N (a turn), [N] (the "
+    "cell In [N]), a cell id, or start",
     "doctor": "doctor: check the CLI, login and kernel, each with a fix",
     "help": "help: this list",
 }
@@ -178,7 +183,7 @@ class ClaudeMagics(Magics):
 
     async def execute(self, plan: _CellPlan, *, detached: bool = False) -> None:
         args = plan.args
-        session = self.ext.session(args.session, new=args.new)
+        session, node = self.ext.conversations.begin(args.session, plan.prompt, new=args.new)
         if args.model:
             try:
                 await session.set_model(model_option(args.model))
@@ -192,6 +197,7 @@ class ClaudeMagics(Magics):
             extra_blocks=plan.context,
             context_names=plan.names,
             background=args.bg or detached,
+            node=node,
         )
         if args.bg:
             task = asyncio.get_running_loop().create_task(run_turn(self.ext, request))
@@ -350,6 +356,39 @@ class ClaudeMagics(Magics):
                 if tools
                 else f"session {session.name!r}: nothing is always allowed (every tool asks)"
             )
+
+    def _cmd_history(self, rest: list[str]) -> None:
+        name = self._one_name(rest, "history")
+        tree = self.ext.conversations.tree(name)
+        if tree is None or not tree.turns:
+            raise UsageError(f"no turn yet in session {name!r}")
+        print(render_history(name, tree))
+
+    def _cmd_checkout(self, rest: list[str]) -> None:
+        name = "default"
+        if "-s" in rest:
+            i = rest.index("-s")
+            if i + 1 >= len(rest):
+                raise UsageError("%claude checkout: -s needs a session name")
+            name = _check_session_name(rest[i + 1], "%claude checkout -s")
+            rest = rest[:i] + rest[i + 2 :]
+        if len(rest) != 1:
+            raise UsageError(
+                "%claude checkout TURN [-s NAME]: one turn (#N, [N], a cell id, start)"
+            )
+        tree = self.ext.conversations.tree(name)
+        if tree is None or not tree.turns:
+            raise UsageError(f"no turn yet in session {name!r}")
+        try:
+            node = find_turn(tree, rest[0])
+        except LookupError as e:
+            raise UsageError(f"%claude checkout: {e}") from None
+        session = self._existing(name)
+        if session.busy:
+            raise UsageError(f"session {name!r} is running a turn; stop it first")
+        self.ext.conversations.checkout(name, node)
+        where = f"turn #{node.number} {node.label()}" if node is not None else "the start"
+        print(f"session {name!r} continues after {where}")
 
     def _cmd_doctor(self, rest: list[str]) -> None:
         self._show(doctor_report(self.ext))

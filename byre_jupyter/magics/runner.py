@@ -32,6 +32,7 @@ from ..errors import ByreError
 from ..session import Allow, Deny, PermissionRequest, Session, Turn, TurnResult
 from ..ui import TurnView
 from ..ui.approval import ApprovalCard
+from .conversation import TurnNode
 from .failure import CellInterrupted, TurnFailed, notebook_error_text
 from .frontend import Surface, make_surface
 
@@ -57,6 +58,8 @@ class TurnRequest:
     background: bool = False
     extra_blocks: Sequence[dict[str, Any]] = field(default_factory=list)
     context_names: Sequence[str] = ()
+    #: The turn's place in its session's tree (``conversation``), if it has one.
+    node: TurnNode | None = None
 
 
 def _model_values(session: Session) -> list[str]:
@@ -149,6 +152,8 @@ class TurnController:
                     if result.error_message is not None and not self.stopped:
                         self.failure = notebook_error_text(result.error_message)
                     view.finish(interrupted=result.interrupted)
+            if self.request.node is not None:
+                self.request.node.finish(result)
             if result is not None:
                 self.ext.remember(session, result)
                 if self.request.out:

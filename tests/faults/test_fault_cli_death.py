@@ -123,7 +123,13 @@ def test_percent_claude_stop_on_a_stalled_background_turn_kills_and_restarts(
     run = kernel.run("%%claude --bg -o bg\nstall please")
     assert run.reply["status"] == "ok"
     kernel.wait(lambda: "STALL_MARK" in json.dumps(run.outputs), timeout=TIMEOUT)
-    (cli,) = poll(lambda: cli_children(kernel.kernel_pid()), 30, "the stand-in below the kernel")
+    # The stand-in, not the real CLI Claude.prewarm started at load (closed when cli_path
+    # changed, but perhaps still exiting).
+    (cli,) = poll(
+        lambda: [p for p in cli_children(kernel.kernel_pid()) if "standin" in str(p.cmdline())],
+        30,
+        "the stand-in below the kernel",
+    )
     assert "busy" in kernel.run("%claude sessions").texts()
 
     stop = kernel.run("%claude stop")

@@ -75,9 +75,18 @@ class KernelDriver:
         assert provisioner is not None
         return provisioner.process.pid  # type: ignore[attr-defined,no-any-return]
 
-    def submit(self, code: str, metadata: Mapping[str, Any] | None = None) -> CellRun:
+    def submit(
+        self,
+        code: str,
+        metadata: Mapping[str, Any] | None = None,
+        *,
+        cell_id: str | None = None,
+    ) -> CellRun:
         """Send an execute_request; ``metadata`` is what a frontend puts in the request's
-        metadata (JupyterLab and VS Code: ``{"cellId": ...}``; nbclient: nothing)."""
+        metadata (JupyterLab, Notebook 7 and VS Code: ``{"cellId": ...}``, which ``cell_id``
+        adds; nbclient: nothing)."""
+        if cell_id is not None:
+            metadata = {**(metadata or {}), "cellId": cell_id}
         if metadata is None:
             msg_id = self.kc.execute(code)
         else:
@@ -97,9 +106,14 @@ class KernelDriver:
         return run
 
     def run(
-        self, code: str, timeout: float = 120, metadata: Mapping[str, Any] | None = None
+        self,
+        code: str,
+        timeout: float = 120,
+        metadata: Mapping[str, Any] | None = None,
+        *,
+        cell_id: str | None = None,
     ) -> CellRun:
-        run = self.submit(code, metadata)
+        run = self.submit(code, metadata, cell_id=cell_id)
         try:
             self.wait(lambda: run.idle and run.reply is not None, timeout)
         except TimeoutError:

@@ -1,0 +1,322 @@
+"""A session's turns as a tree, so that re-running a cell branches (issue 10).
+
+A notebook is not a chat log: people edit cell 3 of 5 and run it again. Each turn remembers the
+cell that ran it (JupyterLab, Notebook 7 and VS Code send ``cellId`` in the execute_request's
+metadata) and the turn it followed. A cell's first run follows wherever the session is now. A
+cell run again follows the *newest* turn of the cell it followed last time, so its old answer
+and everything after it are out of its context: the session is swapped for a fork of the
+conversation at that turn's last assistant message (``--resume=OLD --resume-session-at=UUID
+--fork-session``), and continues from there. Without ``cellId`` (nbclient, papermill, terminal
+IPython) or with ``Claude.rerun = "append"`` the conversation stays linear.
+
+The cells answered on the branch left behind get a small mark, a display_id output of their own
+shown above each answer, updated in place ("answered on an earlier version of cell [n]"); the
+answer's own output is never touched. The tree lives in the kernel: after a restart and
+``%claude resume``, the resumed conversation is the root of a new tree; the turns after it go on
+in a fork of it (``--fork-session``), so it stays as it was for re-runs to return to. Cells run
+then are first runs (they append), and re-running them branches from there.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from IPython.display import DisplayHandle
+
+from ..session import Session, TurnResult
+from .frontend import current_cell_id
+
+__all__ = ["ConversationTree", "Conversations", "Placement", "TurnNode", "current_cell_id"]
+
+
+@dataclass(eq=False)
+class TurnNode:
+    """One turn of a session: its cell, the turn it followed, and where its answer lives."""
+
+    number: int
+    cell: str | None
+    parent: TurnNode | None
+    prompt: str
+    execution_count: int | None = None
+    conversation: str | None = None
+    uuids: tuple[str, ...] = ()
+    cost_usd: float | None = None
+    done: bool = False
+    interrupted: bool = False
+    #: The cell number whose newer version made this answer stale, if one did.
+    stale_since: int | None = None
+    mark: DisplayHandle | None = field(default=None, repr=False)
+
+    def finish(self, result: TurnResult | None) -> None:
+        self.done = True
+        if result is not None:
+            self.conversation = result.session_id
+            self.uuids = result.message_uuids
+            self.cost_usd = result.cost_usd
+            self.interrupted = result.interrupted
+
+    def label(self) -> str:
+        return f"[{self.execution_count}]" if self.execution_count is not None else "[ ]"
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a new turn goes: after ``parent`` (None: the root), and whether the session must
+    move there first (``fork``) because it is elsewhere now."""
+
+    parent: TurnNode | None
+    fork: bool
+
+
+class ConversationTree:
+    """The turns of one session name since its conversation began in this kernel.
+
+    ``base`` is the conversation the tree grew from (a ``%claude resume``), or None for a fresh
+    one; ``current`` is the turn the session continues from.
+    """
+
+    def __init__(self, session: Session | None = None, base: str | None = None) -> None:
+        self.session = session
+        self.base = base
+        self.turns: list[TurnNode] = []
+        self.current: TurnNode | None = None
+
+    def newest(self, cell: str) -> TurnNode | None:
+        for node in reversed(self.turns):
+            if node.cell == cell:
+                return node
+        return None
+
+    def place(self, cell: str | None, mode: str = "branch") -> Placement:
+        last = self.newest(cell) if cell is not None and mode == "branch" else None
+        if last is None:
+            return Placement(self.current, fork=False)
+        # Follow the newest turn of the cell this cell followed last time (not this cell's own
+        # earlier turns, which a run in "append" mode may have left in its chain).
+        before = last.parent
+        while before is not None and before.cell == cell:
+            before = before.parent
+        if before is not None and before.cell is not None:
+            before = self.newest(before.cell)
+        return Placement(before, fork=before is not self.current)
+
+    def begin(
+        self, placement: Placement, cell: str | None, prompt: str, execution_count: int | None
+    ) -> TurnNode:
+        node = TurnNode(len(self.turns) + 1, cell, placement.parent, prompt, execution_count)
+        self.turns.append(node)
+        self.current = node
+        return node
+
+    def fork_point(self, node: TurnNode | None) -> tuple[str | None, str | None]:
+        """The conversation and assistant message uuid that hold the state after ``node``:
+        the nearest turn up the chain that produced a message; ``(base, None)`` (the whole
+        resumed conversation, or nothing) at the root."""
+        while node is not None and not (node.uuids and node.conversation):
+            node = node.parent
+        if node is None:
+            return self.base, None
+        return node.conversation, node.uuids[-1]
+
+    @staticmethod
+    def path(node: TurnNode | None) -> list[TurnNode]:
+        """``node`` and the turns it followed, newest first."""
+        chain = []
+        while node is not None:
+            chain.append(node)
+            node = node.parent
+        return chain
+
+    def left_behind(self, parent: TurnNode | None, cell: str | None) -> list[TurnNode]:
+        """The newest turns of other cells on the current branch that a move to ``parent``
+        leaves out of the context: the answers that no longer match what Claude saw."""
+        keep = {id(n) for n in self.path(parent)}
+        return [
+            node
+            for node in self.path(self.current)
+            if id(node) not in keep
+            and node.cell is not None
+            and node.cell != cell
+            and self.newest(node.cell) is node
+        ]
+
+    def on_current_branch(self) -> set[int]:
+        return {id(n) for n in self.path(self.current)}
+
+    def children(self, node: TurnNode | None) -> Iterator[TurnNode]:
+        return (n for n in self.turns if n.parent is node)
+
+
+# -- marks ------------------------------------------------------------------------------------
+
+_EMPTY: dict[str, str] = {"text/plain": ""}
+
+
+def _mark_bundle(count: int | None) -> dict[str, str]:
+    cell = f"[{count}]" if count is not None else "above"
+    text = f"⚠ answered on an earlier version of cell {cell}; run again to update"
+    return {
+        "text/plain": text,
+        "text/html": f'<div class="byre-stale" style="color:#a15c00;font-size:0.9em">{text}</div>',
+    }
+
+
+# -- the extension's side ---------------------------------------------------------------------
+
+
+class Host(Protocol):
+    """What the conversations need of the extension (``extension.ClaudeExtension``)."""
+
+    shell: Any
+
+    def session(self, name: str = "default", *, new: bool = False) -> Session: ...
+    def branch(self, name: str, conversation: str | None, at: str | None) -> Session: ...
+    def rerun_mode(self) -> str: ...
+
+
+class Conversations:
+    """The trees of every session name, and the session swaps that re-runs cause."""
+
+    def __init__(self, host: Host) -> None:
+        self.host = host
+        self.trees: dict[str, ConversationTree] = {}
+
+    def tree(self, name: str) -> ConversationTree | None:
+        return self.trees.get(name)
+
+    def reset(self, name: str, session: Session, base: str | None = None) -> None:
+        """A new conversation took the name (``--new``, ``%claude new``, ``%claude resume``)."""
+        self.trees[name] = ConversationTree(session, base)
+
+    def begin(self, name: str, prompt: str, *, new: bool = False) -> tuple[Session, TurnNode]:
+        """Place the cell's turn in its session's tree, moving the session if the cell was
+        run before; returns the session to send to and the turn's node."""
+        session = self.host.session(name, new=new)
+        tree = self.trees.get(name)
+        if tree is None or tree.session is not session:
+            # First turn, or the session was replaced behind our back (closed, a new one).
+            tree = self.trees[name] = ConversationTree(session)
+        if tree.base is not None and not tree.turns and not session.busy:
+            # The first turn after ``%claude resume`` goes on in a fork of the resumed
+            # conversation, which stays as it was: the root a re-run can return to.
+            session = tree.session = self.host.branch(name, tree.base, None)
+        cell = current_cell_id(self.host.shell)
+        placement = tree.place(cell, self.host.rerun_mode())
+        if placement.fork and session.busy:
+            # A --bg turn still runs on the session: moving it would cut that turn off.
+            placement = Placement(tree.current, fork=False)
+        # IPython counts the running cell before it runs: its In [n] is one less, as in
+        # ipykernel's execute_reply (``shell.execution_count - 1``).
+        counter = getattr(self.host.shell, "execution_count", None)
+        count = counter - 1 if isinstance(counter, int) else None
+        if placement.fork:
+            for node in tree.left_behind(placement.parent, cell):
+                self._mark(node, count)
+            conversation, at = tree.fork_point(placement.parent)
+            session = self.host.branch(name, conversation, at)
+            tree.session = session
+        earlier = tree.newest(cell) if cell is not None else None
+        if earlier is not None:
+            self._clear(earlier)  # this cell's own output is replaced by the new run
+        node = tree.begin(placement, cell, prompt, count)
+        if cell is not None:
+            node.mark = DisplayHandle(f"byre-mark-{uuid.uuid4().hex}")
+            node.mark.display(_EMPTY, raw=True)
+        return session, node
+
+    def checkout(self, name: str, node: TurnNode | None) -> Session:
+        """Continue session ``name`` after ``node`` (None: the root), explicitly."""
+        tree = self.trees[name]
+        for stale in tree.left_behind(node, None):
+            self._mark(stale, None)
+        conversation, at = tree.fork_point(node)
+        session = self.host.branch(name, conversation, at)
+        tree.session = session
+        tree.current = node
+        return session
+
+    def _mark(self, node: TurnNode, since: int | None) -> None:
+        node.stale_since = since if since is not None else -1
+        if node.mark is not None:
+            node.mark.update(_mark_bundle(since), raw=True)
+
+    def _clear(self, node: TurnNode) -> None:
+        if node.stale_since is not None and node.mark is not None:
+            node.mark.update(_EMPTY, raw=True)
+        node.stale_since = None
+
+
+# -- %claude history / checkout -------------------------------------------------------------
+
+
+def render_history(name: str, tree: ConversationTree) -> str:
+    """The tree as text: one line per turn, its children indented below it.
+
+    ``#2 [5] cell 3f2a9c1d  $0.0012  Explain the plot…``; ``●`` marks the turn the session
+    continues from, ``stale`` an answer left on an older branch.
+    """
+    current = tree.on_current_branch()
+    root = f"(resumed conversation {tree.base})" if tree.base else "(start)"
+    lines = [f"session {name!r}: {len(tree.turns)} turn(s); ● = current, ○ = an older branch"]
+    lines.append(root + ("  ● current" if tree.current is None else ""))
+
+    def walk(parent: TurnNode | None, indent: str) -> None:
+        children = list(tree.children(parent))
+        for i, node in enumerate(children):
+            last = i == len(children) - 1
+            lines.append(indent + ("└─ " if last else "├─ ") + _history_line(node, current, tree))
+            walk(node, indent + ("   " if last else "│  "))
+
+    walk(None, "")
+    return "\n".join(lines)
+
+
+def _history_line(node: TurnNode, current: set[int], tree: ConversationTree) -> str:
+    where = f"cell {node.cell[:8]}" if node.cell else "no cell"
+    cost = f"${node.cost_usd:.4f}" if node.cost_usd is not None else "$-"
+    prompt = " ".join(node.prompt.split())
+    if len(prompt) > 50:
+        prompt = prompt[:49] + "…"
+    state = "●" if id(node) in current else "○"
+    flags = []
+    if node is tree.current:
+        flags.append("current")
+    if not node.done:
+        flags.append("running")
+    elif node.interrupted:
+        flags.append("interrupted")
+    if node.stale_since is not None:
+        flags.append("stale")
+    tail = f"  ({', '.join(flags)})" if flags else ""
+    return f"{state} #{node.number} {node.label()} {where}  {cost}  {prompt}{tail}"
+
+
+def find_turn(tree: ConversationTree, spec: str) -> TurnNode | None:
+    """A turn by ``#N`` or ``N`` (its number), ``[N]`` (the cell's In [N]), a cell id (or
+    its first characters: the newest turn of that cell), or ``start`` (None, the root).
+    Raises LookupError."""
+    if spec in ("start", "root"):
+        return None
+    if spec.startswith("[") and spec.endswith("]") and spec[1:-1].isdigit():
+        count = int(spec[1:-1])
+        for node in reversed(tree.turns):
+            if node.execution_count == count:
+                return node
+        raise LookupError(f"no turn ran in cell [{count}]")
+    number = spec[1:] if spec.startswith("#") else spec
+    if number.isdigit():
+        index = int(number)
+        if 1 <= index <= len(tree.turns):
+            return tree.turns[index - 1]
+        raise LookupError(f"no turn #{index} (there are {len(tree.turns)})")
+    cells = {n.cell for n in tree.turns if n.cell and n.cell.startswith(spec)}
+    if len(cells) == 1:
+        newest = tree.newest(cells.pop())
+        assert newest is not None
+        return newest
+    raise LookupError(
+        f"{spec!r} names no turn or cell" if not cells else f"{spec!r} names several cells"
+    )

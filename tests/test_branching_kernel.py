@@ -1,0 +1,212 @@
+"""Re-running a %%claude cell branches (issue 10): a real kernel driven with execute_requests
+that carry ``cellId`` as JupyterLab, Notebook 7 and VS Code send it, the real CLI and the
+scripted API. What the model saw is read from the API requests themselves."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.kernel import CellRun, KernelDriver
+from support.kernel import kernel_env as make_kernel_env
+
+from byre_jupyter.scripted import Reply, ScriptedAPI, ScriptedRequest, Text
+
+pytestmark = [pytest.mark.kernel, pytest.mark.cli]
+
+LOAD = "%load_ext byre_jupyter\n%config Claude.permission_mode = 'bypassPermissions'"
+
+
+@pytest.fixture
+def kernel_env(api: ScriptedAPI, cli_path: str, tmp_path: Path) -> dict[str, str]:
+    return make_kernel_env(api.url, cli_path, tmp_path)
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    path = tmp_path / "work"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def kernel(kernel_env: dict[str, str], workdir: Path) -> Iterator[KernelDriver]:
+    driver = KernelDriver(kernel_env, str(workdir))
+    try:
+        assert "Error" not in driver.run(LOAD).texts()
+        yield driver
+    finally:
+        driver.close()
+
+
+def ask(kernel: KernelDriver, api: ScriptedAPI, cell: str | None, prompt: str) -> str:
+    """Run ``%%claude`` with ``prompt`` as cell ``cell``; returns the history the API saw."""
+    return history(ask_run(kernel, api, cell, prompt)[1])
+
+
+def ask_run(
+    kernel: KernelDriver, api: ScriptedAPI, cell: str | None, prompt: str
+) -> tuple[CellRun, ScriptedRequest]:
+    n = len(api.requests)
+    run = kernel.run(f"%%claude\n{prompt}", cell_id=cell)
+    assert run.reply is not None and run.reply["status"] == "ok", run.texts()
+    return run, api.wait_for_request(prompt, timeout=60, after=n)
+
+
+def history(request: ScriptedRequest) -> str:
+    return json.dumps(request.body["messages"])
+
+
+def answer_each(api: ScriptedAPI, *prompts: str) -> None:
+    for prompt in prompts:
+        api.on(prompt, Reply(Text(f"answer to {prompt}")))
+
+
+def marks(run: CellRun) -> str:
+    return " ".join(
+        o["data"].get("text/plain", "")
+        for o in run.outputs
+        if str(o.get("display_id", "")).startswith("byre-mark-")
+    )
+
+
+def test_rerun_branches_from_the_cell_before_and_later_cells_follow(
+    kernel: KernelDriver, api: ScriptedAPI
+) -> None:
+    answer_each(api, "PROMPT_A", "PROMPT_B_OLD", "PROMPT_C", "PROMPT_B_NEW")
+    ask(kernel, api, "cell-a", "PROMPT_A")
+    ask(kernel, api, "cell-b", "PROMPT_B_OLD")
+    ask(kernel, api, "cell-c", "PROMPT_C")
+
+    seen = ask(kernel, api, "cell-b", "PROMPT_B_NEW")
+    assert "PROMPT_A" in seen and "answer to PROMPT_A" in seen
+    assert "PROMPT_B_OLD" not in seen and "PROMPT_C" not in seen
+
+    seen = ask(kernel, api, "cell-c", "PROMPT_C")
+    assert "PROMPT_A" in seen and "PROMPT_B_NEW" in seen and "answer to PROMPT_B_NEW" in seen
+    assert "PROMPT_B_OLD" not in seen
+    assert seen.count("PROMPT_C") == 1  # C's old turn is not in its new context
+
+    # The session goes on from C' (linear again), and the conversation is remembered.
+    seen = ask(kernel, api, "cell-d", "PROMPT_D")
+    assert "PROMPT_B_NEW" in seen and "PROMPT_C" in seen and "PROMPT_B_OLD" not in seen
+
+
+def test_rerun_append_keeps_one_linear_conversation(kernel: KernelDriver, api: ScriptedAPI) -> None:
+    assert "Error" not in kernel.run("%config Claude.rerun = 'append'").texts()
+    answer_each(api, "PROMPT_A", "PROMPT_B_OLD", "PROMPT_C", "PROMPT_B_NEW")
+    ask(kernel, api, "cell-a", "PROMPT_A")
+    ask(kernel, api, "cell-b", "PROMPT_B_OLD")
+    ask(kernel, api, "cell-c", "PROMPT_C")
+    seen = ask(kernel, api, "cell-b", "PROMPT_B_NEW")
+    assert all(p in seen for p in ("PROMPT_A", "PROMPT_B_OLD", "PROMPT_C"))
+
+
+def test_without_cell_ids_the_conversation_stays_linear(
+    kernel: KernelDriver, api: ScriptedAPI
+) -> None:
+    answer_each(api, "PROMPT_A", "PROMPT_B", "PROMPT_C")
+    ask(kernel, api, None, "PROMPT_A")
+    ask(kernel, api, None, "PROMPT_B")
+    ask(kernel, api, None, "PROMPT_C")
+    seen = ask(kernel, api, None, "PROMPT_B again")
+    assert all(p in seen for p in ("PROMPT_A", "PROMPT_B", "PROMPT_C"))
+
+
+def test_cells_left_on_the_old_branch_are_marked_until_run_again(
+    kernel: KernelDriver, api: ScriptedAPI
+) -> None:
+    answer_each(api, "PROMPT_A", "PROMPT_B_OLD", "PROMPT_C", "PROMPT_B_NEW")
+    a, _ = ask_run(kernel, api, "cell-a", "PROMPT_A")
+    ask_run(kernel, api, "cell-b", "PROMPT_B_OLD")
+    c, _ = ask_run(kernel, api, "cell-c", "PROMPT_C")
+    assert marks(c).strip() == ""  # a slot, empty while the answer matches
+    answer_index = next(
+        i
+        for i, o in enumerate(c.outputs)
+        if "text/html" in o["data"] and "answer to PROMPT_C" in o["data"].get("text/markdown", "")
+    )
+    answer_before = json.dumps(c.outputs[answer_index])
+
+    b2, _ = ask_run(kernel, api, "cell-b", "PROMPT_B_NEW")
+    count = b2.reply["execution_count"]
+    assert f"answered on an earlier version of cell [{count}]" in marks(c)
+    assert json.dumps(c.outputs[answer_index]) == answer_before  # the answer is untouched
+    assert marks(a).strip() == "" and marks(b2).strip() == ""  # before the branch point: fine
+
+    c2, _ = ask_run(kernel, api, "cell-c", "PROMPT_C")
+    assert marks(c2).strip() == ""
+    assert marks(c).strip() == ""  # the old output's mark is cleared where it still shows
+
+
+def test_branching_after_an_interrupted_turn(kernel: KernelDriver, api: ScriptedAPI) -> None:
+    answer_each(api, "PROMPT_A", "PROMPT_C", "PROMPT_B_NEW")
+    api.on("PROMPT_B_LONG", Reply(Text("word " * 4000, chunk=5, delay=0.01)), times=1)
+    ask(kernel, api, "cell-a", "PROMPT_A")
+    run = kernel.submit("%%claude\nPROMPT_B_LONG", cell_id="cell-b")
+    api.wait_for_request("PROMPT_B_LONG", timeout=60)
+    kernel.wait(lambda: any("text/html" in o.get("data", {}) for o in run.outputs), timeout=60)
+    kernel.interrupt()
+    kernel.wait(lambda: run.idle and run.reply is not None, timeout=30)
+    assert run.reply["status"] == "ok"
+    seen = ask(kernel, api, "cell-c", "PROMPT_C")
+    assert "PROMPT_B_LONG" in seen  # the interrupted turn is part of the conversation
+
+    seen = ask(kernel, api, "cell-b", "PROMPT_B_NEW")
+    assert "PROMPT_A" in seen and "PROMPT_B_LONG" not in seen and "PROMPT_C" not in seen
+
+
+def test_branching_after_a_kernel_restart_and_resume(
+    kernel_env: dict[str, str], workdir: Path, api: ScriptedAPI
+) -> None:
+    """The tree lives in the kernel: after a restart and ``%claude resume`` the resumed
+    conversation is the root, cells run then are first runs, and re-running them branches
+    from the resumed conversation (never from nothing)."""
+    answer_each(api, "PROMPT_A", "PROMPT_B", "PROMPT_C", "PROMPT_D", "PROMPT_D_NEW", "PROMPT_C2")
+    first = KernelDriver(kernel_env, str(workdir))
+    try:
+        assert "Error" not in first.run(LOAD).texts()
+        ask(first, api, "cell-a", "PROMPT_A")
+        ask(first, api, "cell-b", "PROMPT_B")
+    finally:
+        first.close()
+    kernel = KernelDriver(kernel_env, str(workdir))
+    try:
+        assert "Error" not in kernel.run(LOAD).texts()
+        assert "resumes conversation" in kernel.run("%claude resume").texts()
+        ask(kernel, api, "cell-c", "PROMPT_C")
+        ask(kernel, api, "cell-d", "PROMPT_D")
+        seen = ask(kernel, api, "cell-d", "PROMPT_D_NEW")
+        assert all(p in seen for p in ("PROMPT_A", "PROMPT_B", "PROMPT_C"))
+        assert 'PROMPT_D"' not in seen and "PROMPT_D\\n" not in seen
+        assert seen.count("PROMPT_D") == 1
+        seen = ask(kernel, api, "cell-c", "PROMPT_C2")  # C was the first cell after resume
+        assert "PROMPT_A" in seen and "PROMPT_B" in seen
+        assert 'PROMPT_C"' not in seen and "PROMPT_D" not in seen
+    finally:
+        kernel.close()
+
+
+def test_history_shows_the_tree_and_checkout_continues_from_an_earlier_turn(
+    kernel: KernelDriver, api: ScriptedAPI
+) -> None:
+    answer_each(api, "PROMPT_A", "PROMPT_B_OLD", "PROMPT_C", "PROMPT_B_NEW", "PROMPT_E")
+    a, _ = ask_run(kernel, api, "cell-a", "PROMPT_A")
+    ask(kernel, api, "cell-b", "PROMPT_B_OLD")
+    ask(kernel, api, "cell-c", "PROMPT_C")
+    ask(kernel, api, "cell-b", "PROMPT_B_NEW")
+    lines = kernel.run("%claude history").texts().splitlines()
+    line = {n: next(x for x in lines if f"#{n} " in x) for n in (1, 2, 3, 4)}
+    assert "○" in line[2] and "○" in line[3] and "stale" in line[3]
+    assert "●" in line[1] and "●" in line[4] and "current" in line[4]
+    assert "cell cell-b" in line[4] and "PROMPT_B_NEW" in line[4] and "$" in line[4]
+
+    count = a.reply["execution_count"]
+    out = kernel.run(f"%claude checkout [{count}]").texts()
+    assert "continues after turn #1" in out
+    seen = ask(kernel, api, "cell-e", "PROMPT_E")
+    assert "PROMPT_A" in seen
+    assert not any(p in seen for p in ("PROMPT_B_OLD", "PROMPT_B_NEW", "PROMPT_C"))
+    assert "UsageError" in kernel.run("%claude checkout #99").texts()

@@ -1,0 +1,108 @@
+"""The turn tree behind re-run branching (issue 10), without processes: where a re-run goes,
+which answers it leaves behind, where the fork starts, and how history shows it."""
+
+from __future__ import annotations
+
+import pytest
+
+from byre_jupyter.magics.conversation import (
+    ConversationTree,
+    TurnNode,
+    find_turn,
+    render_history,
+)
+from byre_jupyter.session import TurnResult
+
+
+def run(tree: ConversationTree, cell: str | None, prompt: str, mode: str = "branch") -> TurnNode:
+    placement = tree.place(cell, mode)
+    node = tree.begin(placement, cell, prompt, len(tree.turns) + 1)
+    conversation = "conv-1" if placement.parent is None else placement.parent.conversation
+    if placement.fork:
+        conversation = f"conv-{node.number}"
+    node.finish(
+        TurnResult(
+            text="ok",
+            session_id=conversation,
+            is_error=False,
+            cost_usd=0.001,
+            message_uuids=(f"u{node.number}a", f"u{node.number}b"),
+        )
+    )
+    return node
+
+
+def test_rerun_follows_the_newest_turn_of_the_cell_it_followed() -> None:
+    tree = ConversationTree()
+    a, b, c = run(tree, "A", "a"), run(tree, "B", "b"), run(tree, "C", "c")
+    placement = tree.place("B", "branch")
+    assert placement.parent is a and placement.fork
+    assert tree.left_behind(a, "B") == [c]  # B's own old answer is replaced, not marked
+    assert tree.fork_point(a) == ("conv-1", "u1b")
+    b2 = tree.begin(placement, "B", "b2", 4)
+    assert tree.place("C", "branch").parent is b2
+    assert not tree.place("C", "branch").fork  # B' is where the session is
+    assert b.parent is a
+
+
+def test_append_mode_and_cells_without_id_stay_linear() -> None:
+    tree = ConversationTree()
+    run(tree, "A", "a")
+    b = run(tree, "B", "b")
+    assert tree.place("A", "append").parent is b and not tree.place("A", "append").fork
+    c = run(tree, None, "c")
+    assert tree.place(None, "branch").parent is c
+
+
+def test_rerunning_the_first_cell_starts_from_the_root() -> None:
+    tree = ConversationTree(base="resumed")
+    run(tree, "A", "a")
+    run(tree, "B", "b")
+    placement = tree.place("A", "branch")
+    assert placement.parent is None and placement.fork
+    assert tree.fork_point(None) == ("resumed", None)
+
+
+def test_the_fork_point_skips_turns_that_produced_no_message() -> None:
+    tree = ConversationTree()
+    a = run(tree, "A", "a")
+    b = tree.begin(tree.place("B"), "B", "b", 2)
+    b.finish(None)  # e.g. stopped before the CLI answered
+    assert tree.fork_point(b) == ("conv-1", a.uuids[-1])
+
+
+def test_a_cell_appended_to_itself_branches_from_before_its_runs() -> None:
+    tree = ConversationTree()
+    a = run(tree, "A", "a")
+    run(tree, "B", "b")
+    run(tree, "B", "b again", "append")
+    assert tree.place("B", "branch").parent is a
+
+
+def test_history_shows_branches_cells_cost_and_current() -> None:
+    tree = ConversationTree()
+    run(tree, "cell-aaaaaaaaa", "first question")
+    run(tree, "cell-bbbbbbbbb", "old second")
+    run(tree, "cell-ccccccccc", "third")
+    run(tree, "cell-bbbbbbbbb", "new second")
+    text = render_history("default", tree)
+    lines = text.splitlines()
+    assert any("#2" in line and "○" in line and "old second" in line for line in lines)
+    assert any("#4" in line and "●" in line and "(current)" in line for line in lines)
+    assert "$0.0010" in text and "cell cell-aaa" in text
+    # #3 hangs under #2, #4 under #1: the branch shows as indentation.
+    two, three, four = (next(i for i, x in enumerate(lines) if f"#{n} " in x) for n in (2, 3, 4))
+    indent = lambda i: len(lines[i]) - len(lines[i].lstrip(" │├└─"))  # noqa: E731
+    assert indent(three) > indent(two) == indent(four)
+
+
+def test_find_turn_by_number_count_cell_and_start() -> None:
+    tree = ConversationTree()
+    a = run(tree, "cell-a", "a")
+    b = run(tree, "cell-b", "b")
+    assert find_turn(tree, "#1") is a and find_turn(tree, "2") is b
+    assert find_turn(tree, "[2]") is b and find_turn(tree, "cell-a") is a
+    assert find_turn(tree, "start") is None
+    for bad in ("#9", "[9]", "nope", "cell"):
+        with pytest.raises(LookupError):
+            find_turn(tree, bad)

@@ -1,0 +1,93 @@
+"""Warm from the first cell (issue 10): loading the extension starts the default session's CLI
+in the background; a failure there is silent until a cell needs the CLI. Timing is measured in
+bench/prewarm.py, never asserted here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import psutil
+import pytest
+from support.kernel import KernelDriver
+from support.kernel import kernel_env as make_kernel_env
+
+from byre_jupyter.scripted import Reply, ScriptedAPI, Text
+
+pytestmark = [pytest.mark.kernel, pytest.mark.cli]
+
+LOAD = "%load_ext byre_jupyter\n%config Claude.permission_mode = 'bypassPermissions'"
+
+
+def cli_children(kernel: KernelDriver, cli_path: str) -> list[psutil.Process]:
+    found = []
+    for child in psutil.Process(kernel.kernel_pid()).children(recursive=True):
+        try:
+            if any(Path(cli_path).name in part for part in child.cmdline()[:2]):
+                found.append(child)
+        except psutil.Error:
+            continue
+    return found
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    path = tmp_path / "work"
+    path.mkdir()
+    return path
+
+
+def test_the_cli_starts_when_the_extension_loads(
+    api: ScriptedAPI, cli_path: str, tmp_path: Path, workdir: Path
+) -> None:
+    api.default = Reply(Text("warm answer"))
+    kernel = KernelDriver(make_kernel_env(api.url, cli_path, tmp_path), str(workdir))
+    try:
+        assert "Error" not in kernel.run(LOAD).texts()
+        kernel.wait(lambda: bool(cli_children(kernel, cli_path)), timeout=60)
+        started = {p.pid for p in cli_children(kernel, cli_path)}
+        assert len(started) == 1
+        kernel.wait(lambda: "True" in kernel.run(
+            "import byre_jupyter.magics as m; print(m._EXTENSION.manager.peek('default').running)"
+        ).texts(), timeout=60)  # fmt: skip
+        run = kernel.run("%%claude\nhello")
+        assert "warm answer" in run.texts()
+        # The first cell used the warm CLI, with the settings of the loading cell.
+        assert {p.pid for p in cli_children(kernel, cli_path)} == started
+        assert "--permission-mode" in " ".join(psutil.Process(started.pop()).cmdline())
+    finally:
+        kernel.close()
+
+
+def test_prewarm_off_starts_nothing(
+    api: ScriptedAPI, cli_path: str, tmp_path: Path, workdir: Path
+) -> None:
+    kernel = KernelDriver(make_kernel_env(api.url, cli_path, tmp_path), str(workdir))
+    try:
+        kernel.run("get_ipython().config.Claude.prewarm = False")
+        assert "Error" not in kernel.run(LOAD).texts()
+        kernel.run("import asyncio; await asyncio.sleep(0)")  # let a scheduled task begin
+        assert (
+            "None"
+            in kernel.run(
+                "import byre_jupyter.magics as m; print(m._EXTENSION.manager.peek('default'))"
+            ).texts()
+        )
+        assert cli_children(kernel, cli_path) == []
+    finally:
+        kernel.close()
+
+
+def test_a_failed_prewarm_is_silent_until_a_cell_needs_the_cli(
+    api: ScriptedAPI, cli_path: str, tmp_path: Path, workdir: Path
+) -> None:
+    missing = str(tmp_path / "no-such-claude")
+    env = make_kernel_env(api.url, missing, tmp_path)
+    kernel = KernelDriver(env, str(workdir))
+    try:
+        load = kernel.run(LOAD)
+        assert load.texts().strip() == "" and load.reply["status"] == "ok"
+        run = kernel.run("%%claude\nhello")
+        assert "no-such-claude" in run.texts() or "not found" in run.texts().lower()
+        assert api.requests == []
+    finally:
+        kernel.close()
