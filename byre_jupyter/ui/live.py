@@ -21,6 +21,7 @@ from typing import Any
 import ipywidgets as W
 
 from byre_jupyter.ui.coalesce import Coalescer, LoopLike, TimerLike
+from byre_jupyter.ui.comms import UpdateAcknowledger
 from byre_jupyter.ui.format import (
     card_input_text,
     card_title,
@@ -212,6 +213,8 @@ class LiveView:
         self._on_model = on_model
         self._tick_interval = tick
         self._owned: list[W.Widget] = []
+        # Without it only the first edit of a menu or text box reaches the kernel mid-turn.
+        self._acknowledger = UpdateAcknowledger()
         self._syncing = False
         self._closed = False
         self._finished = False
@@ -384,6 +387,7 @@ class LiveView:
 
     def _own(self, widget: Any) -> Any:
         self._owned.append(widget)
+        self._acknowledger.watch(widget)
         return widget
 
     def _flush(self, ids: set[str]) -> None:
