@@ -221,6 +221,11 @@ class LiveView:
         self._stopping = False
         self._blocks: dict[str, _BlockWidget] = {}
         self._header_seen = -1
+        # The model the user chose mid-turn, and the model the turn ran on then: the choice
+        # applies from the next request, so until the view's model moves the menu keeps the
+        # choice and the status says when it takes effect.
+        self._chosen: str | None = None
+        self._model_at_choice: str | None = None
 
         self._name = self._own(W.HTML(value=f"<b>{escape_text(view.session_name)}</b>"))
         self._model = self._own(
@@ -290,8 +295,17 @@ class LiveView:
             self._coalescer.mark(ids)
 
     def set_models(self, models: Sequence[str], value: str | None = None) -> None:
-        """Replace the dropdown's options; ``value`` defaults to the view's current model."""
-        current = value or self._view.model or (self._model.value if self._model.value else None)
+        """Replace the dropdown's options; ``value`` defaults to the view's current model.
+
+        An explicit ``value`` (the runner's word on the session's model) also ends a pending
+        choice of the user's; without one, the user's pending choice stays shown.
+        """
+        if value is not None:
+            self._chosen = None
+        current = value or self._chosen or self._view.model or (self._model.value or None)
+        self._show_models(models, current)
+
+    def _show_models(self, models: Sequence[str], current: str | None) -> None:
         options = list(dict.fromkeys(models))
         if current and current not in options:
             options.insert(0, current)
@@ -363,7 +377,15 @@ class LiveView:
             return
         new = change.get("new")
         if isinstance(new, str) and new:
-            self._loop.call_soon_threadsafe(self._on_model, new)
+            self._loop.call_soon_threadsafe(self._model_chosen, new)
+
+    def _model_chosen(self, name: str) -> None:
+        if self._closed:
+            return
+        self._chosen = name
+        self._model_at_choice = self._view.model
+        self._on_model(name)
+        self._coalescer.mark([_HEADER_ID])
 
     def _mode_changed(self, change: dict[str, Any]) -> None:
         if self._syncing:
@@ -429,8 +451,8 @@ class LiveView:
     def _render_header(self) -> None:
         view = self._view
         self._header_seen = view.header_version
-        if view.model and view.model != self._model.value:
-            self.set_models(list(self._model.options), view.model)
+        if self._chosen is None and view.model and view.model != self._model.value:
+            self._show_models(list(self._model.options), view.model)
         mark = _DONE_MARKS.get(view.status)
         if mark is None:
             mark = _SPINNER[int(view.elapsed_s * 10) % len(_SPINNER)]
@@ -438,6 +460,8 @@ class LiveView:
         if view.status == "tool":
             parts += [c.label for c in view.pending_cards()[:1]]
         parts.append(format_duration(view.elapsed_s))
+        if self._chosen is not None and view.model == self._model_at_choice:
+            parts.append(f"{self._chosen} from the next request")
         if view.tokens_in or view.tokens_out:
             parts.append(
                 f"{format_tokens(view.tokens_in)} in / {format_tokens(view.tokens_out)} out"

@@ -196,6 +196,24 @@ def test_model_dropdown() -> None:
     assert h.models == ["opus"]
 
 
+def test_a_model_chosen_mid_turn_stays_chosen_until_the_next_request() -> None:
+    h = Harness()
+    (dropdown,) = h.find(W.Dropdown)
+    b = fx.Builder()
+    h.feed([b.init(model="claude-opus-5-5")])
+    dropdown.value = "sonnet"  # the user picks a model mid-turn
+    h.loop.run_ready()
+    assert h.models == ["sonnet"]
+    h.feed([b.status()])  # more of the same request: the view still says opus
+    h.loop.advance(3.0)  # header ticks
+    assert dropdown.value == "sonnet"
+    assert "sonnet from the next request" in h.live._status.value
+    h.feed([b.init(model="claude-sonnet-5-5")])  # the next request runs on the new model
+    h.loop.advance(1.0)
+    assert dropdown.value == "sonnet"  # still the user's word for it
+    assert "next request" not in h.live._status.value
+
+
 def test_finish_flushes_and_disables_controls() -> None:
     h = Harness()
     b = fx.Builder()
