@@ -12,7 +12,8 @@ Layers:
    ``safe_url`` replaces ``javascript:``-style links with ``#harmful-link``, and our renderer
    writes every image (inline, reference, in tables, links, quotes...) as visible text;
 2. :func:`nh3.clean` then applies a conservative allow-list (no img/svg/style/iframe/form or any
-   other tag that loads, no ``style``/``src``/``srcset`` or ``on*`` attributes, only
+   other tag that loads, no ``src``/``srcset`` or ``on*`` attributes, ``style`` only on the
+   ``pre``/``code``/``span`` of highlighted code and only with colour and font properties, only
    http/https/mailto URLs), in case mistune ever lets something through;
 3. for the ``text/markdown`` bundle (rendered by JupyterLab's marked, GitHub, nbconvert),
    :func:`escape_markdown_html` escapes raw HTML and the ``!`` of every ``![``, so an image
@@ -29,13 +30,15 @@ import re
 import mistune
 import nh3
 
+from byre_jupyter.ui.highlight import CODE_STYLE_PROPERTIES, highlight_code
+
 __all__ = ["ALLOWED_TAGS", "clean_html", "escape_markdown_html", "escape_text", "render_markdown"]
 
 #: Tags model markdown may produce (what mistune emits for CommonMark, tables, strikethrough).
 ALLOWED_TAGS: frozenset[str] = frozenset(
     {
         "a", "b", "blockquote", "br", "code", "del", "em", "h1", "h2", "h3", "h4", "h5", "h6",
-        "hr", "i", "li", "ol", "p", "pre", "s", "strong", "sub", "sup", "table",
+        "hr", "i", "li", "ol", "p", "pre", "s", "span", "strong", "sub", "sup", "table",
         "tbody", "td", "th", "thead", "tr", "ul",
     }
 )  # fmt: skip
@@ -45,6 +48,11 @@ _ATTRIBUTES: dict[str, set[str]] = {
     "td": {"align"},
     "th": {"align"},
     "ol": {"start"},
+    # Only the code blocks we highlight carry styles (model HTML is escaped before this),
+    # and only colour and font properties survive (CODE_STYLE_PROPERTIES).
+    "pre": {"style"},
+    "code": {"style"},
+    "span": {"style"},
 }
 _URL_SCHEMES = {"http", "https", "mailto"}
 
@@ -60,6 +68,9 @@ class _InertImages(mistune.HTMLRenderer):
         shown = url if len(url) <= _SHOWN_URL_CHARS else url[:_SHOWN_URL_CHARS] + "…"
         label = f"{alt} — " if alt else ""
         return f"[image not loaded: {label}{escape_text(shown)}]"
+
+    def block_code(self, code: str, info: str | None = None) -> str:
+        return highlight_code(code, info)
 
 
 _markdown = mistune.create_markdown(
@@ -81,6 +92,7 @@ def clean_html(fragment: str) -> str:
         tags=set(ALLOWED_TAGS),
         attributes=_ATTRIBUTES,
         url_schemes=_URL_SCHEMES,
+        filter_style_properties=set(CODE_STYLE_PROPERTIES),
         link_rel="noopener noreferrer",
         strip_comments=True,
     )

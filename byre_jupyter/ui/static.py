@@ -35,6 +35,7 @@ from byre_jupyter.ui.format import (
     prompt_preview,
     truncate,
 )
+from byre_jupyter.ui.highlight import CODE_STYLE_PROPERTIES
 from byre_jupyter.ui.markdown import escape_markdown_html, escape_text, render_markdown
 from byre_jupyter.ui.viewmodel import (
     BlockView,
@@ -79,7 +80,7 @@ _ATTRS = {
 }
 _STYLE_PROPERTIES = {
     "border-left", "color", "font-size", "margin", "margin-left", "margin-top", "max-height",
-    "opacity", "overflow", "padding", "padding-left", "white-space",
+    "opacity", "overflow", "padding", "padding-left", "white-space", *CODE_STYLE_PROPERTIES,
 }  # fmt: skip
 
 

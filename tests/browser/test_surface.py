@@ -7,6 +7,7 @@ functions (see conftest.py). Every wait is bounded; no fixed sleeps.
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -14,9 +15,9 @@ from typing import Any
 import pytest
 from support.rig import cli_env_for
 
-from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, Text
+from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, Text, ToolUse
 
-from .harness import HarnessError, LabPage, new_notebook
+from .harness import ARTIFACTS, HarnessError, LabPage, new_notebook
 
 pytestmark = pytest.mark.cli
 
@@ -51,6 +52,10 @@ def wait_until(check: Any, timeout: float, what: str) -> Any:
         if time.monotonic() > deadline:
             raise HarnessError(f"timed out after {timeout:g}s waiting for {what}")
         time.sleep(0.05)  # poll interval; the loop re-checks real state
+
+
+def bash_call(command: str) -> ToolUse:
+    return ToolUse("Bash", {"command": command, "description": "a step"})
 
 
 def echo_updates(lab: LabPage) -> int:
@@ -91,3 +96,117 @@ def test_model_menu_keeps_the_choice_mid_turn(
     assert "sonnet from the next request" in lab.output_text(1), lab.output_text(1)
     api.release()
     assert lab.wait_for_cell(1, timeout=60)
+
+
+# --------------------------------------------------------------------------------------------
+# code blocks: highlighted in the live view, the saved output and nbconvert HTML
+
+CODE_ANSWER = (
+    "Here is the function:\n\n```python\ndef area(r):\n    # the circle's area\n"
+    "    return 3.14159 * r ** 2\n```\n\nCall it with a radius."
+)
+# The keyword colour of the notebook's own code in each theme, from its CSS variables.
+KEYWORD_JS = """(root) => {
+  const pres = [...root.querySelectorAll('pre')].filter(p => p.textContent.includes('def area'));
+  if (!pres.length) return null;
+  const pre = pres[pres.length - 1];
+  const kw = [...pre.querySelectorAll('span')].find(s => s.textContent === 'def');
+  const cs = getComputedStyle(pre);
+  const probe = document.createElement('span');
+  probe.style.color = 'var(--jp-mirror-editor-keyword-color)';
+  pre.appendChild(probe);
+  const themed = getComputedStyle(probe).color;
+  probe.remove();
+  return { keyword: kw ? getComputedStyle(kw).color : null, themed,
+           background: cs.backgroundColor, font: cs.fontFamily, border: cs.borderTopStyle };
+}"""
+
+
+def code_look(root: Any) -> dict[str, Any]:
+    look = root.evaluate(KEYWORD_JS)
+    assert look is not None, "no code block with the answer's code"
+    return dict(look)
+
+
+def assert_highlighted(look: dict[str, Any], where: str) -> None:
+    assert look["keyword"] and look["keyword"] == look["themed"], (where, look)
+    assert look["keyword"] not in ("rgb(0, 0, 0)", look["background"]), (where, look)
+    assert look["background"] not in ("rgba(0, 0, 0, 0)", "transparent"), (where, look)
+    assert "mono" in look["font"].lower(), (where, look)
+    assert look["border"] == "solid", (where, look)
+
+
+def set_theme(lab: LabPage, theme: str) -> None:
+    lab.page.evaluate(
+        "(t) => window.jupyterapp.commands.execute('apputils:change-theme', {theme: t})", theme
+    )
+    wait_until(
+        lambda: lab.page.evaluate("() => document.body.dataset.jpThemeName") == theme,
+        30,
+        f"the {theme} theme",
+    )
+    # Changing the theme shows Lab's splash screen for a moment: wait until it is gone.
+    wait_until(
+        lambda: lab.page.evaluate("() => !document.getElementById('jupyterlab-splash')"),
+        30,
+        "the splash screen to go",
+    )
+
+
+def test_code_blocks_are_highlighted_live_saved_and_in_nbconvert(
+    lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str], tmp_path: Path
+) -> None:
+    api.on("CODEBLOCK", Reply(Text(CODE_ANSWER), bash_call("true")), times=1)
+    api.on(lambda r: bool(r.last_tool_results), Hang(then=Reply(Text("All done."))))
+    path = open_claude_notebook(lab, claude_env, "%%claude\nCODEBLOCK show me")
+    lab.run_cell(1, wait=False)
+    out = lab.output_locator(1)
+    wait_until(lambda: "def area" in lab.output_text(1), 60, "the code block, live")
+    api.wait_for_request(lambda r: bool(r.last_tool_results), timeout=60)
+    assert lab.cell_running(1) and out.locator(".jupyter-widgets").count() > 0
+    live = code_look(out)
+    assert_highlighted(live, "live")
+    lab.screenshot("code-block-live-light.png")
+    set_theme(lab, "JupyterLab Dark")
+    live_dark = code_look(out)
+    assert_highlighted(live_dark, "live, dark")
+    assert live_dark["background"] != live["background"], (live, live_dark)
+    lab.screenshot("code-block-live-dark.png")
+    set_theme(lab, "JupyterLab Light")
+
+    api.release()
+    assert lab.wait_for_cell(1, timeout=60)
+    outputs = lab.output_json(1)
+    assert WIDGET_MIME not in json.dumps(outputs)
+    final = code_look(out)
+    assert_highlighted(final, "saved")
+    assert final == live, (live, final)  # the end of the turn changes nothing in the block
+    lab.screenshot("code-block-final-light.png")
+    set_theme(lab, "JupyterLab Dark")
+    assert code_look(out) == live_dark
+    lab.screenshot("code-block-final-dark.png")
+    set_theme(lab, "JupyterLab Light")
+
+    lab.save()
+    notebook = lab.server.root_dir / path
+    html_out = tmp_path / "converted"
+    done = lab.server.jupyter(
+        "nbconvert", "--to", "html", "--output-dir", str(html_out), str(notebook)
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    (page_file,) = html_out.glob("*.html")
+    page = lab.page.context.new_page()
+    try:
+        # Offline: nbconvert's page may reference a CDN (MathJax, require.js); refuse it.
+        page.route(
+            "**/*",
+            lambda route: (
+                route.abort() if not route.request.url.startswith("file:") else route.continue_()
+            ),
+        )
+        page.goto(page_file.as_uri())
+        converted = code_look(page.locator("body"))
+        assert_highlighted(converted, "nbconvert")
+        page.screenshot(path=str(ARTIFACTS / "code-block-nbconvert.png"), full_page=True)
+    finally:
+        page.close()
