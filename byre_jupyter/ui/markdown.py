@@ -32,7 +32,15 @@ import nh3
 
 from byre_jupyter.ui.highlight import CODE_STYLE_PROPERTIES, highlight_code
 
-__all__ = ["ALLOWED_TAGS", "clean_html", "escape_markdown_html", "escape_text", "render_markdown"]
+__all__ = [
+    "ALLOWED_TAGS",
+    "MATH_IGNORE",
+    "MATH_PROCESS",
+    "clean_html",
+    "escape_markdown_html",
+    "escape_text",
+    "render_markdown",
+]
 
 #: Tags model markdown may produce (what mistune emits for CommonMark, tables, strikethrough).
 ALLOWED_TAGS: frozenset[str] = frozenset(
@@ -56,6 +64,12 @@ _ATTRIBUTES: dict[str, set[str]] = {
 }
 _URL_SCHEMES = {"http", "https", "mailto"}
 
+#: Classes for MathJax (JupyterLab's MathJax 3, nbconvert's MathJax 2): our own HTML is
+#: skipped, so a ``$`` we write (a cost, a user's ``$HOME``) is never read as maths; model
+#: markdown is typeset inside it.
+MATH_IGNORE = "mathjax_ignore tex2jax_ignore"
+MATH_PROCESS = "mathjax_process tex2jax_process"
+
 #: Longest URL shown in the text that replaces an image.
 _SHOWN_URL_CHARS = 160
 
@@ -72,11 +86,25 @@ class _InertImages(mistune.HTMLRenderer):
     def block_code(self, code: str, info: str | None = None) -> str:
         return highlight_code(code, info)
 
+    # Math (issue 9): ``$...$`` and ``$$...$$`` stay TeX between dollar signs, untouched by
+    # emphasis or escapes, each in an element of its own, for the notebook's MathJax to
+    # typeset in the final output (MathJax finds its delimiters within one element's text).
+    # Every other ``$`` is alone in a ``<span>`` of its own, so it can never pair up with
+    # another one: "$5 and $6" stays money, as mistune decided.
+    def inline_math(self, text: str) -> str:
+        return f"<span>${escape_text(text)}$</span>"
+
+    def block_math(self, text: str) -> str:
+        return f"<p>$${escape_text(text)}$$</p>\n"
+
+    def text(self, text: str) -> str:
+        return escape_text(text).replace("$", "<span>$</span>")
+
 
 _markdown = mistune.create_markdown(
     renderer=_InertImages(escape=True),
     hard_wrap=False,
-    plugins=["table", "strikethrough", "url"],
+    plugins=["table", "strikethrough", "url", "math"],
 )
 
 

@@ -36,7 +36,13 @@ from byre_jupyter.ui.format import (
     truncate,
 )
 from byre_jupyter.ui.highlight import CODE_STYLE_PROPERTIES
-from byre_jupyter.ui.markdown import escape_markdown_html, escape_text, render_markdown
+from byre_jupyter.ui.markdown import (
+    MATH_IGNORE,
+    MATH_PROCESS,
+    escape_markdown_html,
+    escape_text,
+    render_markdown,
+)
 from byre_jupyter.ui.viewmodel import (
     BlockView,
     ImageView,
@@ -109,7 +115,9 @@ def _html_blocks(blocks: list[BlockView], numbers: dict[str, int]) -> list[str]:
 
 def _html_block(block: BlockView, numbers: dict[str, int]) -> str:
     if isinstance(block, TextView):
-        return render_markdown(block.text) if block.text.strip() else ""
+        if not block.text.strip():
+            return ""
+        return f'<div class="{MATH_PROCESS}">{render_markdown(block.text)}</div>'
     if isinstance(block, ThinkingView):
         if not block.text.strip():
             return ""
@@ -161,7 +169,7 @@ def turn_html(view: TurnView) -> str:
     prompt = escape_text(prompt_preview(view.prompt))
     attached = "".join(f" (image {numbers[i.id]} below)" for i in view.attached_images)
     parts = [
-        f'<div class="byre-turn" style="{_STYLES["turn"]}">',
+        f'<div class="byre-turn {MATH_IGNORE}" style="{_STYLES["turn"]}">',
         f'<div style="{_STYLES["prompt"]}"><b>{escape_text(view.session_name)}</b> ▸ '
         f"{prompt}{escape_text(attached)}</div>",
         *_html_blocks(view.blocks, numbers),

@@ -8,6 +8,7 @@ functions (see conftest.py). Every wait is bounded; no fixed sleeps.
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -210,3 +211,27 @@ def test_code_blocks_are_highlighted_live_saved_and_in_nbconvert(
         page.screenshot(path=str(ARTIFACTS / "code-block-nbconvert.png"), full_page=True)
     finally:
         page.close()
+
+
+# --------------------------------------------------------------------------------------------
+# maths in answers, dollars everywhere else
+
+
+def test_answer_maths_is_typeset_and_our_dollars_stay_dollars(
+    lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str]
+) -> None:
+    answer = "Euler: $e^{i\\pi} + 1 = 0$, and\n\n$$\\sum_{k=1}^n k$$\n\nIt costs $5 and $6."
+    api.on("MATHTURN", Reply(Text(answer)))
+    open_claude_notebook(lab, claude_env, "%%claude\nMATHTURN what are $HOME and $PATH?")
+    lab.run_cell(1, wait=False)
+    assert lab.wait_for_cell(1, timeout=60)
+    out = lab.output_locator(1)
+    maths = out.locator("mjx-container")
+    wait_until(lambda: maths.count() >= 2, 30, "MathJax to typeset the answer")
+    assert maths.count() == 2, out.inner_html()[:3000]  # the inline and the display formula
+    text = lab.output_text(1)
+    assert "what are $HOME and $PATH?" in text, text  # the prompt: plain dollars
+    assert "It costs $5 and $6." in text, text
+    footer = re.search(r"\$\d+\.\d{4}", text)
+    assert footer, text  # the cost in the footer stays a dollar amount
+    lab.screenshot("math-final.png")
