@@ -29,6 +29,7 @@ from byre_jupyter.ui.format import (
     format_tokens,
     truncate,
 )
+from byre_jupyter.ui.look import RENDERED_CLASS, TURN_BORDER, TURN_MARGIN, TURN_PADDING
 from byre_jupyter.ui.markdown import escape_text, render_markdown
 from byre_jupyter.ui.viewmodel import (
     BlockView,
@@ -53,6 +54,17 @@ _PRE = "max-height:20em;overflow:auto;font-size:0.85em;margin:0.2em 0"
 _NEST = "0 0 0 1em"
 
 Own = Callable[[W.Widget], Any]
+
+
+def _rendered(markdown: str) -> str:
+    """Model markdown as the static record shows it: inside Jupyter's rendered-HTML class,
+    so font, line height and margins match and the swap at the end does not reflow."""
+    return f'<div class="{RENDERED_CLASS}">{render_markdown(markdown)}</div>'
+
+
+def _flat(own: Own) -> Any:
+    """No widget margin: the static record has none around its blocks."""
+    return own(W.Layout(margin="0"))
 
 
 class _BlockWidget:
@@ -80,7 +92,7 @@ class _TextWidget(_BlockWidget):
 
     def __init__(self, own: Own) -> None:
         self._own = own
-        self.tail = own(W.HTML())
+        self.tail = own(W.HTML(layout=_flat(own)))
         self.box = own(W.VBox((self.tail,), layout=own(W.Layout(margin="0", padding="0"))))
         self._frozen_text = ""
         self._frozen_fences = 0
@@ -99,11 +111,11 @@ class _TextWidget(_BlockWidget):
             segment = text[done:cut]
             fences = len(_FENCE.findall(segment))
             if (self._frozen_fences + fences) % 2 == 0:  # not inside a code block
-                piece = self._own(W.HTML(render_markdown(segment)))
+                piece = self._own(W.HTML(_rendered(segment), layout=_flat(self._own)))
                 self.box.children = (*self.box.children[:-1], piece, self.tail)
                 self._frozen_text = text[: cut + 2]
                 self._frozen_fences += fences
-        self.tail.value = render_markdown(text[len(self._frozen_text) :])
+        self.tail.value = _rendered(text[len(self._frozen_text) :])
 
     def _reset(self) -> None:
         for child in self.box.children[:-1]:
@@ -257,7 +269,14 @@ class LiveView:
             controls.append(self._mode)
         header = self._own(W.HBox((*controls, self._stop, self._status)))
         self._body = self._own(W.VBox())
-        self._root = self._own(W.VBox((header, self._body)))
+        self._root = self._own(
+            W.VBox(
+                (header, self._body),
+                layout=self._own(
+                    W.Layout(border_left=TURN_BORDER, padding=TURN_PADDING, margin=TURN_MARGIN)
+                ),
+            )
+        )
         self.set_models(models)
         self._model.observe(self._model_changed, names="value")
         self._stop.on_click(self._stop_clicked)

@@ -36,6 +36,7 @@ from byre_jupyter.ui.format import (
     truncate,
 )
 from byre_jupyter.ui.highlight import CODE_STYLE_PROPERTIES
+from byre_jupyter.ui.look import ACCENT, TURN_STYLE
 from byre_jupyter.ui.markdown import (
     MATH_IGNORE,
     MATH_PROCESS,
@@ -59,9 +60,9 @@ __all__ = ["Output", "static_outputs", "terminal_text", "turn_html", "turn_markd
 #: One display output: (mimebundle, metadata).
 Output = tuple[dict[str, str], dict[str, Any]]
 
-_ACCENT = "#d97757"
+_ACCENT = ACCENT
 _STYLES = {
-    "turn": f"border-left:3px solid {_ACCENT};padding:0.1em 0 0.1em 0.8em;margin:0.3em 0",
+    "turn": TURN_STYLE,
     "prompt": "opacity:0.7;font-size:0.9em;white-space:pre-wrap",
     "dim": "opacity:0.7",
     "pre": "max-height:24em;overflow:auto;font-size:0.85em;margin:0.2em 0",

@@ -235,3 +235,51 @@ def test_answer_maths_is_typeset_and_our_dollars_stay_dollars(
     footer = re.search(r"\$\d+\.\d{4}", text)
     assert footer, text  # the cost in the footer stays a dollar amount
     lab.screenshot("math-final.png")
+
+
+# --------------------------------------------------------------------------------------------
+# no reflow at the end of a turn
+
+REFLOW_ANSWER = (
+    "ALPHA " + "a sentence that wraps across the width of the cell " * 6 + "\n\n"
+    "- one item of a list\n- another item, **bold**\n\n"
+    "```python\nprint('code in between')\n```\n\n"
+    "A last paragraph " + "that also wraps " * 12 + "OMEGA"
+)
+# The vertical extent from the first line of the answer to its last, and where it starts.
+EXTENT_JS = """(root) => {
+  const all = [...root.querySelectorAll('p')];
+  const first = all.find(p => p.textContent.startsWith('ALPHA'));
+  const last = all.reverse().find(p => p.textContent.trim().endsWith('OMEGA'));
+  if (!first || !last) return null;
+  const a = first.getBoundingClientRect(), b = last.getBoundingClientRect();
+  return { height: b.bottom - a.top, left: a.left, width: a.width,
+           lineHeight: getComputedStyle(first).lineHeight,
+           fontSize: getComputedStyle(first).fontSize };
+}"""
+
+
+def test_the_answer_does_not_reflow_when_the_turn_ends(
+    lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str]
+) -> None:
+    api.on("REFLOW", Reply(Text(REFLOW_ANSWER), bash_call("true")), times=1)
+    api.on(lambda r: bool(r.last_tool_results), Hang(then=Reply(Text("All done."))))
+    open_claude_notebook(lab, claude_env, "%%claude\nREFLOW please")
+    lab.run_cell(1, wait=False)
+    out = lab.output_locator(1)
+    api.wait_for_request(lambda r: bool(r.last_tool_results), timeout=60)
+    wait_until(lambda: out.evaluate(EXTENT_JS), 30, "the whole answer, live")
+    assert lab.cell_running(1) and out.locator(".jupyter-widgets").count() > 0
+    live = out.evaluate(EXTENT_JS)
+    lab.screenshot("reflow-live.png")
+    api.release()
+    assert lab.wait_for_cell(1, timeout=60)
+    assert out.locator(".jupyter-widgets").count() == 0
+    final = out.evaluate(EXTENT_JS)
+    lab.screenshot("reflow-final.png")
+    print("reflow: live", live, "final", final)
+    assert live["lineHeight"] == final["lineHeight"], (live, final)
+    assert live["fontSize"] == final["fontSize"], (live, final)
+    assert abs(live["left"] - final["left"]) <= 3, (live, final)  # the left bar, margins
+    assert abs(live["width"] - final["width"]) <= 3, (live, final)
+    assert abs(live["height"] - final["height"]) <= 4, (live, final)

@@ -17,12 +17,18 @@ from byre_jupyter.protocol.messages import parse_message
 from byre_jupyter.ui.blocks import TextView, ToolCardView
 from byre_jupyter.ui.coalesce import LoopLike
 from byre_jupyter.ui.live import LiveView
+from byre_jupyter.ui.look import RENDERED_CLASS
 from byre_jupyter.ui.markdown import render_markdown
 from byre_jupyter.ui.viewmodel import TurnView
 
 from . import fixtures as fx
 
 MODELS = ["opus", "sonnet", "haiku"]
+
+
+def rendered(markdown: str) -> str:
+    """Live text as the static record shows it: in Jupyter's rendered-HTML class."""
+    return f'<div class="{RENDERED_CLASS}">{render_markdown(markdown)}</div>'
 
 
 def descendants(root: W.Widget) -> Iterator[W.Widget]:
@@ -102,20 +108,18 @@ def test_streaming_updates_only_the_growing_blocks_widget_at_20_hz() -> None:
     assert isinstance(growing_widget, W.HTML)
     assert set(changes) == {id(growing_widget)}, "only the growing block may be pushed"
     assert 10 <= changes[id(growing_widget)] <= 21
-    assert growing_widget.value == render_markdown("".join(pieces))
+    assert growing_widget.value == rendered("".join(pieces))
 
     h.live.update(
         h.view.apply(parse_message(b.assistant("msg_live_2", {"type": "text", "text": "Final."})))
     )
     h.view.finish()
     h.live.finish()
-    assert growing_widget.value == render_markdown("Final.")
+    assert growing_widget.value == rendered("Final.")
     first_box = h.live.widget_for(first.id)
     assert isinstance(first_box, W.VBox)
     first_widget = first_box.children[-1]
-    assert isinstance(first_widget, W.HTML) and first_widget.value == render_markdown(
-        "Before the tool."
-    )
+    assert isinstance(first_widget, W.HTML) and first_widget.value == rendered("Before the tool.")
 
 
 def test_blocks_map_to_widgets_with_nesting_and_images() -> None:
@@ -297,7 +301,7 @@ def test_finished_paragraphs_freeze_and_only_the_last_one_is_resent() -> None:
     code = re.sub(r"<[^>]+>", "", values[1])  # highlighted: tokens are spans
     assert "x = 1" in code and "y = 2" in code
     assert "<strong>bold</strong>" in values[2]
-    assert values[3].strip() == "<p>Four</p>"
+    assert values[3] == rendered("Four")
     tail_pushes = Counter[str]()
     for child in box.children:
         child.observe(lambda c, w=child: tail_pushes.update([w.model_id]), names="value")
