@@ -30,7 +30,7 @@ from byre_jupyter.ui.format import (
     truncate,
 )
 from byre_jupyter.ui.look import RENDERED_CLASS, TURN_BORDER, TURN_MARGIN, TURN_PADDING
-from byre_jupyter.ui.markdown import escape_text, render_markdown
+from byre_jupyter.ui.markdown import escape_text, render_markdown, tolerant_markdown
 from byre_jupyter.ui.viewmodel import (
     BlockView,
     ImageView,
@@ -56,9 +56,12 @@ _NEST = "0 0 0 1em"
 Own = Callable[[W.Widget], Any]
 
 
-def _rendered(markdown: str) -> str:
+def _rendered(markdown: str, *, growing: bool = False) -> str:
     """Model markdown as the static record shows it: inside Jupyter's rendered-HTML class,
-    so font, line height and margins match and the swap at the end does not reflow."""
+    so font, line height and margins match and the swap at the end does not reflow.
+    ``growing`` text is still being written: half a table or fence is held back."""
+    if growing:
+        markdown = tolerant_markdown(markdown)
     return f'<div class="{RENDERED_CLASS}">{render_markdown(markdown)}</div>'
 
 
@@ -115,7 +118,7 @@ class _TextWidget(_BlockWidget):
                 self.box.children = (*self.box.children[:-1], piece, self.tail)
                 self._frozen_text = text[: cut + 2]
                 self._frozen_fences += fences
-        self.tail.value = _rendered(text[len(self._frozen_text) :])
+        self.tail.value = _rendered(text[len(self._frozen_text) :], growing=not block.frozen)
 
     def _reset(self) -> None:
         for child in self.box.children[:-1]:

@@ -40,6 +40,7 @@ __all__ = [
     "escape_markdown_html",
     "escape_text",
     "render_markdown",
+    "tolerant_markdown",
 ]
 
 #: Tags model markdown may produce (what mistune emits for CommonMark, tables, strikethrough).
@@ -222,3 +223,80 @@ def escape_markdown_html(text: str) -> str:
     if fence is not None:
         out.append(fence)
     return "\n".join(out)
+
+
+# --- half-written markdown (the live view while a block streams) ----------------------------
+
+_OPEN_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_PARTIAL_FENCE = re.compile(r"^ {0,3}(`{1,2}|~{1,2})$")
+_TABLE_LINE = re.compile(r"^ {0,3}\|")
+_DELIMITER_CELL = re.compile(r"^\s*:?-+:?\s*$")
+
+
+def _cells(line: str) -> list[str]:
+    row = line.strip()
+    row = row[1:] if row.startswith("|") else row
+    row = row[:-1] if row.endswith("|") and not row.endswith("\\|") else row
+    return re.split(r"(?<!\\)\|", row)
+
+
+def _closed(line: str) -> bool:
+    row = line.rstrip()
+    return row.endswith("|") and not row.endswith("\\|") and len(row.strip()) > 1
+
+
+def _tolerant_table(lines: list[str]) -> list[str]:
+    """The table at the end of a streaming text, as far as it can show as a table (mistune
+    wants every row between pipes and as wide as the header)."""
+    if len(lines) < 2 or not _closed(lines[0]) or not _closed(lines[1]):
+        return []  # the header or its delimiter row is still being written
+    header, delimiter = _cells(lines[0]), _cells(lines[1])
+    if len(delimiter) != len(header) or not all(_DELIMITER_CELL.match(c) for c in delimiter):
+        return []
+    if len(lines) == 2:
+        return lines
+    last = lines[-1]
+    if not last.strip():
+        return lines
+    # The row being written: closed and padded to the header's width, so it stays a row.
+    cells = _cells(last) if _closed(last) else _cells(last.rstrip() + " |")
+    cells = (cells + [" "] * len(header))[: len(header)]
+    return [*lines[:-1], "|" + "|".join(cells) + "|"]
+
+
+def tolerant_markdown(text: str) -> str:
+    """``text`` as it is still being written, made to render without raw fragments.
+
+    A table whose header has no complete delimiter row yet is held back (it would show as
+    ``| a | b |`` text), the row being written is padded so it stays in its table, and a
+    fence opener of one or two backticks on the last line waits for its third. An
+    unclosed code fence needs nothing: CommonMark runs it to the end. Only for the growing
+    part of the live view; the final record renders the text as it is.
+    """
+    lines = text.split("\n")
+    ending = [""] if len(lines) > 1 and lines[-1] == "" else []  # text ends with a newline
+    if ending:
+        lines.pop()
+    fence: str | None = None
+    table_start: int | None = None
+    for n, line in enumerate(lines):
+        if fence is not None:
+            close = _FENCE_CLOSE.match(line)
+            if close and close.group(1)[0] == fence[0] and len(close.group(1)) >= len(fence):
+                fence = None
+            continue
+        opened = _OPEN_FENCE.match(line)
+        if opened:
+            fence = opened.group(1)
+            table_start = None
+            continue
+        if _TABLE_LINE.match(line):
+            if table_start is None:
+                table_start = n
+        else:
+            table_start = None
+    if fence is None and table_start is not None:
+        lines = lines[:table_start] + _tolerant_table(lines[table_start:])
+    elif fence is None and lines and _PARTIAL_FENCE.match(lines[-1]):
+        lines = lines[:-1]
+    return "\n".join(lines + ending)
