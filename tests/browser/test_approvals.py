@@ -39,7 +39,7 @@ ALWAYS = 'button.widget-button:has-text("Always allow (session)")'
 DENY = 'button.widget-button:has-text("Deny")'
 STOP = 'button.widget-button:has-text("Stop")'
 REASON = 'input[placeholder="reason (optional, sent to Claude)"]'
-MODE_LABEL = "Permission mode: when Claude must ask before using a tool"
+MODE_LABEL = "Permissions"  # the menu's visible label
 
 
 # --------------------------------------------------------------------------------------------
@@ -391,7 +391,7 @@ def _echo_updates(lab: LabPage) -> int:
 def switch_mode_mid_turn(lab: LabPage, mode: str) -> None:
     """Cell 1's turn waits on the API: choose ``mode`` in its header menu and wait until the
     kernel took the change (ipywidgets echoes it back; the kernel then tells the CLI)."""
-    menu = lab.output_locator(1).locator(f"select[title={json.dumps(MODE_LABEL)}]")
+    menu = lab.output_locator(1).get_by_label(MODE_LABEL, exact=True)
     menu.wait_for(timeout=30_000)
     assert menu.input_value() == "default"
     options = menu.locator("option").all_inner_texts()

@@ -24,7 +24,6 @@ pytestmark = pytest.mark.cli
 
 LOAD = '%load_ext byre_jupyter\n%config Claude.permission_mode = "bypassPermissions"'
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
-MODEL_MENU = 'select[title="Model"]'
 STATUS = ".byre-status"
 
 
@@ -80,7 +79,7 @@ def test_model_menu_keeps_the_choice_mid_turn(
     lab.run_cell(1, wait=False)
     api.wait_for_request("KEEPMODEL", timeout=60)  # the turn now waits on the API
     out = lab.output_locator(1)
-    menu = out.locator(MODEL_MENU)
+    menu = out.get_by_label("Model", exact=True)
     menu.wait_for(timeout=30_000)
     before = menu.input_value()
     assert before != "sonnet"
@@ -283,3 +282,84 @@ def test_the_answer_does_not_reflow_when_the_turn_ends(
     assert abs(live["left"] - final["left"]) <= 3, (live, final)  # the left bar, margins
     assert abs(live["width"] - final["width"]) <= 3, (live, final)
     assert abs(live["height"] - final["height"]) <= 4, (live, final)
+
+
+# --------------------------------------------------------------------------------------------
+# the header: labelled, in view, saying what happens; nothing clips at 700 px
+
+ASKING = "%load_ext byre_jupyter"  # permission mode "default": Bash asks
+CLIPPED_JS = """(root) => {
+  // what the user can see of the cell: the cell, within the notebook's scroller
+  const cell = root.closest('.jp-Cell').getBoundingClientRect();
+  const scroller = root.closest('.jp-WindowedPanel-outer').getBoundingClientRect();
+  const area = { right: Math.min(cell.right, scroller.right) };
+  const out = [];
+  for (const el of root.querySelectorAll('button, select, input, label, .widget-html-content')) {
+    const r = el.getBoundingClientRect();
+    if (!r.width) continue;
+    const cut = el.scrollWidth > el.clientWidth + 1 || r.right > area.right + 1;
+    if (cut) out.push({ tag: el.tagName, text: (el.innerText || el.value || '').slice(0, 40),
+                        scroll: el.scrollWidth, client: el.clientWidth, right: r.right,
+                        areaRight: area.right });
+  }
+  return out;
+}"""
+VISIBLE_JS = """(el) => {
+  const r = el.getBoundingClientRect();
+  const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+  // the point may fall between two words of a wrapped line: then it hits el's own box
+  return !!hit && (hit === el || el.contains(hit) || hit.contains(el));
+}"""
+
+
+@pytest.mark.parametrize("width", [1280, 700])
+def test_header_is_labelled_sticky_and_nothing_clips(
+    lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str], width: int, tmp_path: Path
+) -> None:
+    long_text = "\n\n".join(f"Paragraph {n}: " + "words that fill a line " * 8 for n in range(30))
+    # A command that writes, so the CLI asks (it lets read-only ones like echo through).
+    command = f"touch {tmp_path / 'header.txt'}"
+    api.on("HEADER", Reply(Text(long_text), bash_call(command)), times=1)
+    api.on(lambda r: bool(r.last_tool_results), Reply(Text("Denied, fine.")))
+    lab.page.set_viewport_size({"width": width, "height": 800})
+    path = lab.open_notebook(new_notebook(ASKING, "%%claude\nHEADER go"), kernel_env=claude_env)
+    assert path
+    lab.run_cell(0, timeout=60)
+    lab.run_cell(1, wait=False)
+    out = lab.output_locator(1)
+    card = out.locator(".widget-vbox").filter(has_text="Claude asks:").last
+    try:
+        wait_until(lambda: "Claude asks:" in lab.output_text(1), 60, "the approval card")
+    except HarnessError:
+        raise HarnessError(lab.output_text(1)[-1500:] + repr(lab.output_text(0))) from None
+    card.wait_for(timeout=10_000)
+    card.locator('button:has-text("Deny")').scroll_into_view_if_needed()
+
+    # labelled menus and a status that says what happens, for people and screen readers
+    assert out.get_by_label("Model").count() == 1
+    assert out.get_by_label("Permissions").count() == 1
+    assert "Session default" in out.inner_text()
+    status = out.locator('.byre-status[role="status"][aria-live="polite"]')
+    wait_until(
+        lambda: "waiting for your approval" in status.inner_text(), 10, "the approval status"
+    )
+    assert out.locator(".byre-spinner").count() == 1  # turns by CSS, not by kernel messages
+    spin = out.locator(".byre-spinner").evaluate("e => getComputedStyle(e).animationName")
+    assert spin == "byre-spin"
+
+    # the answer is long and the card at its end: Stop and the status are still in view
+    stop = out.locator('button.widget-button:has-text("Stop")')
+    lab.screenshot(f"header-approval-{width}-light.png")
+    assert stop.evaluate(VISIBLE_JS), "Stop scrolled away"
+    assert status.evaluate(VISIBLE_JS), "the status scrolled away"
+
+    clipped = out.evaluate(CLIPPED_JS)
+    assert clipped == [], clipped
+    set_theme(lab, "JupyterLab Dark")
+    card.locator('button:has-text("Deny")').scroll_into_view_if_needed()
+    lab.screenshot(f"header-approval-{width}-dark.png")
+    set_theme(lab, "JupyterLab Light")
+
+    card.locator('button:has-text("Deny")').click()
+    assert lab.wait_for_cell(1, timeout=60)
+    lab.page.set_viewport_size({"width": 1400, "height": 1000})
