@@ -24,6 +24,7 @@ from byre_jupyter.ui.coalesce import Coalescer, LoopLike, TimerLike
 from byre_jupyter.ui.comms import UpdateAcknowledger
 from byre_jupyter.ui.format import (
     card_input_text,
+    card_result_text,
     card_title,
     format_duration,
     format_tokens,
@@ -229,7 +230,7 @@ class _CardWidget(_BlockWidget):
             parts.append(f'<div style="opacity:0.7">{escape_text(block.task_note)}</div>')
         if block.result_text:
             color = ";color:#c0392b" if block.is_error else ""
-            text = escape_text(truncate(block.result_text))
+            text = escape_text(truncate(card_result_text(block)))
             parts.append(f'<pre style="{_PRE}{color}">{text}</pre>')
         self.detail.value = "".join(parts)
 

@@ -28,6 +28,7 @@ import nh3
 
 from byre_jupyter.ui.format import (
     card_input_text,
+    card_result_text,
     card_title,
     footer_parts,
     image_caption,
@@ -150,7 +151,7 @@ def _html_card(card: ToolCardView, numbers: dict[str, int]) -> str:
     if children:
         body.append(f'<div style="{_STYLES["nest"]}">{"".join(children)}</div>')
     if card.result_text:
-        body.append(_pre(card.result_text, error=card.is_error))
+        body.append(_pre(card_result_text(card), error=card.is_error))
     return f"<details><summary>{title}</summary>{''.join(body)}</details>"
 
 
@@ -243,7 +244,7 @@ def _md_card(card: ToolCardView, numbers: dict[str, int]) -> str:
         nested = "\n\n".join(children)
         parts.append("\n".join(f"> {line}" if line else ">" for line in nested.split("\n")))
     if card.result_text:
-        parts.append(_fence(truncate(card.result_text)))
+        parts.append(_fence(truncate(card_result_text(card))))
     return "\n\n".join(parts)
 
 
