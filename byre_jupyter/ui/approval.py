@@ -447,6 +447,9 @@ class ApprovalCard:
         self.reason = own(
             W.Text(
                 placeholder="reason (optional, sent to Claude)",
+                # Synced on blur, i.e. before the click that blurs it reaches the kernel: a
+                # per-key sync could still sit in the browser's buffer when Deny arrives.
+                continuous_update=False,
                 layout=own(W.Layout(width="auto", flex="1 1 14em", min_width="10em")),
             )
         )

@@ -5,14 +5,17 @@ Everything here returns *plain* text (not escaped); callers escape for their med
 
 from __future__ import annotations
 
-import json
+import re
+import textwrap
 
+from byre_jupyter.ui.approval import input_lines
 from byre_jupyter.ui.blocks import ImageView, ToolCardView
 from byre_jupyter.ui.reveal import reveal
 from byre_jupyter.ui.viewmodel import TurnView
 
 __all__ = [
     "card_input_text",
+    "card_result_text",
     "card_title",
     "footer_parts",
     "format_duration",
@@ -134,7 +137,33 @@ def _card_input(card: ToolCardView) -> str:
     content = card.input.get("content")
     if card.name == "Write" and isinstance(content, str):
         return content
+    prompt = card.input.get("prompt")
+    if card.name in _AGENT_TOOLS and isinstance(prompt, str):
+        return f"Asked: {prompt}"
     values = list(card.input.values())
     if not values or (len(values) == 1 and values[0] == card.summary):
         return ""
-    return json.dumps(dict(card.input), indent=2, ensure_ascii=False, default=str)
+    # key: value lines, as the approval card lists them: no raw JSON for a person to parse
+    return input_lines(card.input)
+
+
+_AGENT_TOOLS = ("Agent", "Task")
+_TOOLS_USED = re.compile(r"<tools-used-before-summary>.*?</tools-used-before-summary>\s*", re.S)
+_HAND_BACK = re.compile(r"^\s*\[Subagent hand-back\](?:[^\n]*?The report follows:\n|\s*)")
+_AGENT_TAIL = re.compile(r"\n\s*agentId:.*\Z", re.S)
+_USAGE = re.compile(r"<usage>.*?</usage>", re.S)
+
+
+def card_result_text(card: ToolCardView) -> str:
+    """What a card shows of its tool's result. A subagent's hand-back is the CLI's frame
+    (``<tools-used-before-summary>``, "[Subagent hand-back] ...", ``agentId: ...``,
+    ``<usage>``) around the subagent's report: only the report is shown, as "Answered: ..."."""
+    text = card.result_text or ""
+    if card.name not in _AGENT_TOOLS or card.is_error:
+        return text
+    report = _TOOLS_USED.sub("", text)
+    report = _USAGE.sub("", report)
+    report = _HAND_BACK.sub("", report, count=1)
+    report = _AGENT_TAIL.sub("", report)
+    report = textwrap.dedent(report).strip()
+    return f"Answered: {report}" if report else text

@@ -21,14 +21,17 @@ from typing import Any
 import ipywidgets as W
 
 from byre_jupyter.ui.coalesce import Coalescer, LoopLike, TimerLike
+from byre_jupyter.ui.comms import UpdateAcknowledger
 from byre_jupyter.ui.format import (
     card_input_text,
+    card_result_text,
     card_title,
     format_duration,
     format_tokens,
     truncate,
 )
-from byre_jupyter.ui.markdown import escape_text, render_markdown
+from byre_jupyter.ui.look import RENDERED_CLASS, TURN_BORDER, TURN_MARGIN, TURN_PADDING
+from byre_jupyter.ui.markdown import escape_text, render_markdown, tolerant_markdown
 from byre_jupyter.ui.viewmodel import (
     BlockView,
     ImageView,
@@ -46,12 +49,59 @@ _HEADER_ID = "\x00header"
 _FREEZE_CHARS = 8000
 _FENCE = re.compile(r"^ {0,3}(?:```|~~~)", re.MULTILINE)
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
-_SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 _DONE_MARKS = {"done": "✓", "error": "✗", "interrupted": "■"}
+# What each status means to the user (the view's own words are short and technical).
+_STATUS_WORDS = {
+    "requesting": "waiting for Claude",
+    "streaming": "writing",
+    "tool": "running a tool",
+    "retrying": "retrying",
+    "done": "done",
+    "error": "failed",
+    "interrupted": "stopped",
+}
+# The live view's only stylesheet: our own class names, no url(), nothing remote. The spinner
+# turns by CSS, so it costs no kernel message per frame; the header stays in view (sticky)
+# while a long answer scrolls.
+LIVE_CSS = (
+    "<style>"
+    "@keyframes byre-spin{to{transform:rotate(360deg)}}"
+    ".byre-spinner{display:inline-block;width:0.75em;height:0.75em;box-sizing:border-box;"
+    "border:2px solid currentColor;border-right-color:transparent;border-radius:50%;"
+    "animation:byre-spin 0.9s linear infinite;opacity:0.7;vertical-align:-0.1em}"
+    "@media (prefers-reduced-motion:reduce){.byre-spinner{animation-duration:3s}}"
+    # Sticky needs every box between the header and the notebook's scroller to let it out:
+    # the output area's boxes scroll (overflow:auto) by default, so while this view lives,
+    # the ones holding it do not. min-width:0 keeps them as wide as the cell (a scroll box
+    # had that for free): long unbreakable text scrolls inside its own block instead.
+    ".jp-OutputArea:has(.byre-live-header),.jp-OutputArea-child:has(.byre-live-header),"
+    ".jp-OutputArea-output:has(.byre-live-header),.jupyter-widgets.byre-live-root"
+    "{overflow:visible!important;min-width:0!important}"
+    ".jupyter-widgets.byre-live-header{position:sticky!important;top:0;z-index:3;"
+    "background:var(--jp-layout-color0,#fff);align-items:center}"
+    ".byre-live-header .widget-label{width:auto;min-width:0}"
+    "</style>"
+)
+#: Widgets in a row keep their natural width and wrap instead of shrinking into "Allow …".
+NO_SHRINK = "0 0 auto"
 _PRE = "max-height:20em;overflow:auto;font-size:0.85em;margin:0.2em 0"
 _NEST = "0 0 0 1em"
 
 Own = Callable[[W.Widget], Any]
+
+
+def _rendered(markdown: str, *, growing: bool = False) -> str:
+    """Model markdown as the static record shows it: inside Jupyter's rendered-HTML class,
+    so font, line height and margins match and the swap at the end does not reflow.
+    ``growing`` text is still being written: half a table or fence is held back."""
+    if growing:
+        markdown = tolerant_markdown(markdown)
+    return f'<div class="{RENDERED_CLASS}">{render_markdown(markdown)}</div>'
+
+
+def _flat(own: Own) -> Any:
+    """No widget margin: the static record has none around its blocks."""
+    return own(W.Layout(margin="0"))
 
 
 class _BlockWidget:
@@ -79,7 +129,7 @@ class _TextWidget(_BlockWidget):
 
     def __init__(self, own: Own) -> None:
         self._own = own
-        self.tail = own(W.HTML())
+        self.tail = own(W.HTML(layout=_flat(own)))
         self.box = own(W.VBox((self.tail,), layout=own(W.Layout(margin="0", padding="0"))))
         self._frozen_text = ""
         self._frozen_fences = 0
@@ -98,11 +148,11 @@ class _TextWidget(_BlockWidget):
             segment = text[done:cut]
             fences = len(_FENCE.findall(segment))
             if (self._frozen_fences + fences) % 2 == 0:  # not inside a code block
-                piece = self._own(W.HTML(render_markdown(segment)))
+                piece = self._own(W.HTML(_rendered(segment), layout=_flat(self._own)))
                 self.box.children = (*self.box.children[:-1], piece, self.tail)
                 self._frozen_text = text[: cut + 2]
                 self._frozen_fences += fences
-        self.tail.value = render_markdown(text[len(self._frozen_text) :])
+        self.tail.value = _rendered(text[len(self._frozen_text) :], growing=not block.frozen)
 
     def _reset(self) -> None:
         for child in self.box.children[:-1]:
@@ -180,7 +230,7 @@ class _CardWidget(_BlockWidget):
             parts.append(f'<div style="opacity:0.7">{escape_text(block.task_note)}</div>')
         if block.result_text:
             color = ";color:#c0392b" if block.is_error else ""
-            text = escape_text(truncate(block.result_text))
+            text = escape_text(truncate(card_result_text(block)))
             parts.append(f'<pre style="{_PRE}{color}">{text}</pre>')
         self.detail.value = "".join(parts)
 
@@ -212,26 +262,51 @@ class LiveView:
         self._on_model = on_model
         self._tick_interval = tick
         self._owned: list[W.Widget] = []
+        # Without it only the first edit of a menu or text box reaches the kernel mid-turn.
+        self._acknowledger = UpdateAcknowledger()
         self._syncing = False
         self._closed = False
         self._finished = False
         self._stopping = False
         self._blocks: dict[str, _BlockWidget] = {}
         self._header_seen = -1
+        # The model the user chose mid-turn, and the model the turn ran on then: the choice
+        # applies from the next request, so until the view's model moves the menu keeps the
+        # choice and the status says when it takes effect.
+        self._chosen: str | None = None
+        self._model_at_choice: str | None = None
 
-        self._name = self._own(W.HTML(value=f"<b>{escape_text(view.session_name)}</b>"))
+        self._name = self._own(
+            W.HTML(
+                value=f"Session <b>{escape_text(view.session_name)}</b>",
+                layout=self._own(W.Layout(flex=NO_SHRINK, margin="0 0.6em 0 0")),
+            )
+        )
         self._model = self._own(
-            W.Dropdown(options=(), layout=self._own(W.Layout(width="auto")), tooltip="Model")
+            W.Dropdown(
+                options=(),
+                description="Model",
+                tooltip="Model",
+                style={"description_width": "initial"},
+                layout=self._own(W.Layout(width="auto", flex=NO_SHRINK)),
+            )
         )
         self._stop = self._own(
             W.Button(
                 description="Stop",
                 icon="stop",
                 tooltip="Interrupt this turn",
-                layout=self._own(W.Layout(width="auto")),
+                layout=self._own(W.Layout(width="auto", flex=NO_SHRINK)),
             )
         )
-        self._status = self._own(W.HTML())
+        self._spinner = self._own(
+            W.HTML(
+                value='<span class="byre-spinner" aria-hidden="true"></span>',
+                layout=self._own(W.Layout(flex=NO_SHRINK, width="1.2em", margin="0 0.3em 0 0.5em")),
+            )
+        )
+        self._status = self._own(W.HTML(layout=self._own(W.Layout(flex="1 1 12em"))))
+        self._css = self._own(W.HTML(LIVE_CSS, layout=self._own(W.Layout(display="none"))))
         self._on_permission_mode = on_permission_mode
         controls: list[W.Widget] = [self._name, self._model]
         self._mode: W.Dropdown | None = None
@@ -241,15 +316,33 @@ class LiveView:
                 W.Dropdown(
                     options=modes,
                     value=permission_mode,
+                    description="Permissions",
                     tooltip="Permission mode: when Claude must ask before using a tool",
-                    layout=self._own(W.Layout(width="auto")),
+                    style={"description_width": "initial"},
+                    layout=self._own(W.Layout(width="auto", flex=NO_SHRINK)),
                 )
             )
             self._mode.observe(self._mode_changed, names="value")
             controls.append(self._mode)
-        header = self._own(W.HBox((*controls, self._stop, self._status)))
+        # Approval cards now waiting in this view (the status says so).
+        self._waiting: list[W.Widget] = []
+        header = self._own(
+            W.HBox(
+                (*controls, self._stop, self._spinner, self._status, self._css),
+                layout=self._own(W.Layout(flex_flow="row wrap")),
+            )
+        )
+        header.add_class("byre-live-header")
         self._body = self._own(W.VBox())
-        self._root = self._own(W.VBox((header, self._body)))
+        self._root = self._own(
+            W.VBox(
+                (header, self._body),
+                layout=self._own(
+                    W.Layout(border_left=TURN_BORDER, padding=TURN_PADDING, margin=TURN_MARGIN)
+                ),
+            )
+        )
+        self._root.add_class("byre-live-root")
         self.set_models(models)
         self._model.observe(self._model_changed, names="value")
         self._stop.on_click(self._stop_clicked)
@@ -287,8 +380,17 @@ class LiveView:
             self._coalescer.mark(ids)
 
     def set_models(self, models: Sequence[str], value: str | None = None) -> None:
-        """Replace the dropdown's options; ``value`` defaults to the view's current model."""
-        current = value or self._view.model or (self._model.value if self._model.value else None)
+        """Replace the dropdown's options; ``value`` defaults to the view's current model.
+
+        An explicit ``value`` (the runner's word on the session's model) also ends a pending
+        choice of the user's; without one, the user's pending choice stays shown.
+        """
+        if value is not None:
+            self._chosen = None
+        current = value or self._chosen or self._view.model or (self._model.value or None)
+        self._show_models(models, current)
+
+    def _show_models(self, models: Sequence[str], current: str | None) -> None:
         options = list(dict.fromkeys(models))
         if current and current not in options:
             options.insert(0, current)
@@ -315,15 +417,26 @@ class LiveView:
         """Register a widget made elsewhere (an approval card) so :meth:`close` closes it."""
         return self._own(widget)
 
-    def show_extra(self, widget: W.Widget) -> None:
-        """Append a widget (an approval card) at the end of the body, now."""
-        if not self._closed:
-            self._body.children = (*self._body.children, widget)
+    def show_approval(self, widget: W.Widget) -> None:
+        """Append an approval card at the end of the body (where the conversation is now);
+        until :meth:`hide_approval` the status says "waiting for your approval"."""
+        if self._closed:
+            return
+        self._body.children = (*self._body.children, widget)
+        self._waiting.append(widget)
+        self._render_header()
 
-    def hide_extra(self, widget: W.Widget) -> None:
-        """Remove a widget added with :meth:`show_extra` (an answered approval card)."""
-        if not self._closed:
-            self._body.children = tuple(c for c in self._body.children if c is not widget)
+    def hide_approval(self, widget: W.Widget) -> None:
+        """Remove an answered card shown with :meth:`show_approval`."""
+        if self._closed:
+            return
+        self._body.children = tuple(c for c in self._body.children if c is not widget)
+        self._waiting = [w for w in self._waiting if w is not widget]
+        self._render_header()
+
+    # The names the runner used before approvals had a status of their own.
+    show_extra = show_approval
+    hide_extra = hide_approval
 
     def finish(self) -> None:
         """Push the final state now and disable the controls."""
@@ -360,7 +473,15 @@ class LiveView:
             return
         new = change.get("new")
         if isinstance(new, str) and new:
-            self._loop.call_soon_threadsafe(self._on_model, new)
+            self._loop.call_soon_threadsafe(self._model_chosen, new)
+
+    def _model_chosen(self, name: str) -> None:
+        if self._closed:
+            return
+        self._chosen = name
+        self._model_at_choice = self._view.model
+        self._on_model(name)
+        self._coalescer.mark([_HEADER_ID])
 
     def _mode_changed(self, change: dict[str, Any]) -> None:
         if self._syncing:
@@ -384,6 +505,7 @@ class LiveView:
 
     def _own(self, widget: Any) -> Any:
         self._owned.append(widget)
+        self._acknowledger.watch(widget)
         return widget
 
     def _flush(self, ids: set[str]) -> None:
@@ -425,19 +547,24 @@ class LiveView:
     def _render_header(self) -> None:
         view = self._view
         self._header_seen = view.header_version
-        if view.model and view.model != self._model.value:
-            self.set_models(list(self._model.options), view.model)
+        if self._chosen is None and view.model and view.model != self._model.value:
+            self._show_models(list(self._model.options), view.model)
         mark = _DONE_MARKS.get(view.status)
-        if mark is None:
-            mark = _SPINNER[int(view.elapsed_s * 10) % len(_SPINNER)]
-        parts = [f"{mark} {view.status}"]
-        if view.status == "tool":
-            parts += [c.label for c in view.pending_cards()[:1]]
+        if mark is not None and self._spinner.value:
+            self._spinner.value = ""  # the turn is over: the mark says how it ended
+        if self._waiting and mark is None:
+            parts = ["waiting for your approval"]
+        else:
+            words = _STATUS_WORDS.get(view.status, view.status)
+            parts = [f"{mark} {words}" if mark else words]
+            if view.status == "tool":
+                parts += [c.label for c in view.pending_cards()[:1]]
         parts.append(format_duration(view.elapsed_s))
-        if view.tokens_in or view.tokens_out:
-            parts.append(
-                f"{format_tokens(view.tokens_in)} in / {format_tokens(view.tokens_out)} out"
-            )
+        if self._chosen is not None and view.model == self._model_at_choice:
+            parts.append(f"{self._chosen} from the next request")
+        tokens_out = view.tokens_out if mark is not None else view.tokens_out_estimate
+        if view.tokens_in or tokens_out:
+            parts.append(f"{format_tokens(view.tokens_in)} in / {format_tokens(tokens_out)} out")
         if view.cost_usd is not None:
             parts.append(f"${view.cost_usd:.4f}")
         if view.retry is not None and view.status == "retrying":
@@ -447,7 +574,10 @@ class LiveView:
                 f"retry {retry.attempt}/{retry.max_retries} ({retry.error}{code}), "
                 f"next in {retry.delay_s:.1f} s"
             )
-        self._status.value = f'<span style="opacity:0.75">{escape_text(" · ".join(parts))}</span>'
+        self._status.value = (
+            '<span class="byre-status" role="status" aria-live="polite" style="opacity:0.75">'
+            f"{escape_text(' · '.join(parts))}</span>"
+        )
 
     def _schedule_tick(self) -> None:
         if not self._closed and not self._finished and self._tick_interval > 0:

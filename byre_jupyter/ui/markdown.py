@@ -12,7 +12,8 @@ Layers:
    ``safe_url`` replaces ``javascript:``-style links with ``#harmful-link``, and our renderer
    writes every image (inline, reference, in tables, links, quotes...) as visible text;
 2. :func:`nh3.clean` then applies a conservative allow-list (no img/svg/style/iframe/form or any
-   other tag that loads, no ``style``/``src``/``srcset`` or ``on*`` attributes, only
+   other tag that loads, no ``src``/``srcset`` or ``on*`` attributes, ``style`` only on the
+   ``pre``/``code``/``span`` of highlighted code and only with colour and font properties, only
    http/https/mailto URLs), in case mistune ever lets something through;
 3. for the ``text/markdown`` bundle (rendered by JupyterLab's marked, GitHub, nbconvert),
    :func:`escape_markdown_html` escapes raw HTML and the ``!`` of every ``![``, so an image
@@ -29,13 +30,24 @@ import re
 import mistune
 import nh3
 
-__all__ = ["ALLOWED_TAGS", "clean_html", "escape_markdown_html", "escape_text", "render_markdown"]
+from byre_jupyter.ui.highlight import CODE_STYLE_PROPERTIES, highlight_code
+
+__all__ = [
+    "ALLOWED_TAGS",
+    "MATH_IGNORE",
+    "MATH_PROCESS",
+    "clean_html",
+    "escape_markdown_html",
+    "escape_text",
+    "render_markdown",
+    "tolerant_markdown",
+]
 
 #: Tags model markdown may produce (what mistune emits for CommonMark, tables, strikethrough).
 ALLOWED_TAGS: frozenset[str] = frozenset(
     {
         "a", "b", "blockquote", "br", "code", "del", "em", "h1", "h2", "h3", "h4", "h5", "h6",
-        "hr", "i", "li", "ol", "p", "pre", "s", "strong", "sub", "sup", "table",
+        "hr", "i", "li", "ol", "p", "pre", "s", "span", "strong", "sub", "sup", "table",
         "tbody", "td", "th", "thead", "tr", "ul",
     }
 )  # fmt: skip
@@ -45,8 +57,19 @@ _ATTRIBUTES: dict[str, set[str]] = {
     "td": {"align"},
     "th": {"align"},
     "ol": {"start"},
+    # Only the code blocks we highlight carry styles (model HTML is escaped before this),
+    # and only colour and font properties survive (CODE_STYLE_PROPERTIES).
+    "pre": {"style"},
+    "code": {"style"},
+    "span": {"style"},
 }
 _URL_SCHEMES = {"http", "https", "mailto"}
+
+#: Classes for MathJax (JupyterLab's MathJax 3, nbconvert's MathJax 2): our own HTML is
+#: skipped, so a ``$`` we write (a cost, a user's ``$HOME``) is never read as maths; model
+#: markdown is typeset inside it.
+MATH_IGNORE = "mathjax_ignore tex2jax_ignore"
+MATH_PROCESS = "mathjax_process tex2jax_process"
 
 #: Longest URL shown in the text that replaces an image.
 _SHOWN_URL_CHARS = 160
@@ -61,11 +84,28 @@ class _InertImages(mistune.HTMLRenderer):
         label = f"{alt} — " if alt else ""
         return f"[image not loaded: {label}{escape_text(shown)}]"
 
+    def block_code(self, code: str, info: str | None = None) -> str:
+        return highlight_code(code, info)
+
+    # Math (issue 9): ``$...$`` and ``$$...$$`` stay TeX between dollar signs, untouched by
+    # emphasis or escapes, each in an element of its own, for the notebook's MathJax to
+    # typeset in the final output (MathJax finds its delimiters within one element's text).
+    # Every other ``$`` is alone in a ``<span>`` of its own, so it can never pair up with
+    # another one: "$5 and $6" stays money, as mistune decided.
+    def inline_math(self, text: str) -> str:
+        return f"<span>${escape_text(text)}$</span>"
+
+    def block_math(self, text: str) -> str:
+        return f"<p>$${escape_text(text)}$$</p>\n"
+
+    def text(self, text: str) -> str:
+        return escape_text(text).replace("$", "<span>$</span>")
+
 
 _markdown = mistune.create_markdown(
     renderer=_InertImages(escape=True),
     hard_wrap=False,
-    plugins=["table", "strikethrough", "url"],
+    plugins=["table", "strikethrough", "url", "math"],
 )
 
 
@@ -81,6 +121,7 @@ def clean_html(fragment: str) -> str:
         tags=set(ALLOWED_TAGS),
         attributes=_ATTRIBUTES,
         url_schemes=_URL_SCHEMES,
+        filter_style_properties=set(CODE_STYLE_PROPERTIES),
         link_rel="noopener noreferrer",
         strip_comments=True,
     )
@@ -182,3 +223,80 @@ def escape_markdown_html(text: str) -> str:
     if fence is not None:
         out.append(fence)
     return "\n".join(out)
+
+
+# --- half-written markdown (the live view while a block streams) ----------------------------
+
+_OPEN_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_PARTIAL_FENCE = re.compile(r"^ {0,3}(`{1,2}|~{1,2})$")
+_TABLE_LINE = re.compile(r"^ {0,3}\|")
+_DELIMITER_CELL = re.compile(r"^\s*:?-+:?\s*$")
+
+
+def _cells(line: str) -> list[str]:
+    row = line.strip()
+    row = row[1:] if row.startswith("|") else row
+    row = row[:-1] if row.endswith("|") and not row.endswith("\\|") else row
+    return re.split(r"(?<!\\)\|", row)
+
+
+def _closed(line: str) -> bool:
+    row = line.rstrip()
+    return row.endswith("|") and not row.endswith("\\|") and len(row.strip()) > 1
+
+
+def _tolerant_table(lines: list[str]) -> list[str]:
+    """The table at the end of a streaming text, as far as it can show as a table (mistune
+    wants every row between pipes and as wide as the header)."""
+    if len(lines) < 2 or not _closed(lines[0]) or not _closed(lines[1]):
+        return []  # the header or its delimiter row is still being written
+    header, delimiter = _cells(lines[0]), _cells(lines[1])
+    if len(delimiter) != len(header) or not all(_DELIMITER_CELL.match(c) for c in delimiter):
+        return []
+    if len(lines) == 2:
+        return lines
+    last = lines[-1]
+    if not last.strip():
+        return lines
+    # The row being written: closed and padded to the header's width, so it stays a row.
+    cells = _cells(last) if _closed(last) else _cells(last.rstrip() + " |")
+    cells = (cells + [" "] * len(header))[: len(header)]
+    return [*lines[:-1], "|" + "|".join(cells) + "|"]
+
+
+def tolerant_markdown(text: str) -> str:
+    """``text`` as it is still being written, made to render without raw fragments.
+
+    A table whose header has no complete delimiter row yet is held back (it would show as
+    ``| a | b |`` text), the row being written is padded so it stays in its table, and a
+    fence opener of one or two backticks on the last line waits for its third. An
+    unclosed code fence needs nothing: CommonMark runs it to the end. Only for the growing
+    part of the live view; the final record renders the text as it is.
+    """
+    lines = text.split("\n")
+    ending = [""] if len(lines) > 1 and lines[-1] == "" else []  # text ends with a newline
+    if ending:
+        lines.pop()
+    fence: str | None = None
+    table_start: int | None = None
+    for n, line in enumerate(lines):
+        if fence is not None:
+            close = _FENCE_CLOSE.match(line)
+            if close and close.group(1)[0] == fence[0] and len(close.group(1)) >= len(fence):
+                fence = None
+            continue
+        opened = _OPEN_FENCE.match(line)
+        if opened:
+            fence = opened.group(1)
+            table_start = None
+            continue
+        if _TABLE_LINE.match(line):
+            if table_start is None:
+                table_start = n
+        else:
+            table_start = None
+    if fence is None and table_start is not None:
+        lines = lines[:table_start] + _tolerant_table(lines[table_start:])
+    elif fence is None and lines and _PARTIAL_FENCE.match(lines[-1]):
+        lines = lines[:-1]
+    return "\n".join(lines + ending)

@@ -28,6 +28,7 @@ import nh3
 
 from byre_jupyter.ui.format import (
     card_input_text,
+    card_result_text,
     card_title,
     footer_parts,
     image_caption,
@@ -35,7 +36,15 @@ from byre_jupyter.ui.format import (
     prompt_preview,
     truncate,
 )
-from byre_jupyter.ui.markdown import escape_markdown_html, escape_text, render_markdown
+from byre_jupyter.ui.highlight import CODE_STYLE_PROPERTIES
+from byre_jupyter.ui.look import ACCENT, TURN_STYLE
+from byre_jupyter.ui.markdown import (
+    MATH_IGNORE,
+    MATH_PROCESS,
+    escape_markdown_html,
+    escape_text,
+    render_markdown,
+)
 from byre_jupyter.ui.viewmodel import (
     BlockView,
     ImageView,
@@ -52,9 +61,9 @@ __all__ = ["Output", "static_outputs", "terminal_text", "turn_html", "turn_markd
 #: One display output: (mimebundle, metadata).
 Output = tuple[dict[str, str], dict[str, Any]]
 
-_ACCENT = "#d97757"
+_ACCENT = ACCENT
 _STYLES = {
-    "turn": f"border-left:3px solid {_ACCENT};padding:0.1em 0 0.1em 0.8em;margin:0.3em 0",
+    "turn": TURN_STYLE,
     "prompt": "opacity:0.7;font-size:0.9em;white-space:pre-wrap",
     "dim": "opacity:0.7",
     "pre": "max-height:24em;overflow:auto;font-size:0.85em;margin:0.2em 0",
@@ -79,7 +88,7 @@ _ATTRS = {
 }
 _STYLE_PROPERTIES = {
     "border-left", "color", "font-size", "margin", "margin-left", "margin-top", "max-height",
-    "opacity", "overflow", "padding", "padding-left", "white-space",
+    "opacity", "overflow", "padding", "padding-left", "white-space", *CODE_STYLE_PROPERTIES,
 }  # fmt: skip
 
 
@@ -108,7 +117,9 @@ def _html_blocks(blocks: list[BlockView], numbers: dict[str, int]) -> list[str]:
 
 def _html_block(block: BlockView, numbers: dict[str, int]) -> str:
     if isinstance(block, TextView):
-        return render_markdown(block.text) if block.text.strip() else ""
+        if not block.text.strip():
+            return ""
+        return f'<div class="{MATH_PROCESS}">{render_markdown(block.text)}</div>'
     if isinstance(block, ThinkingView):
         if not block.text.strip():
             return ""
@@ -140,7 +151,7 @@ def _html_card(card: ToolCardView, numbers: dict[str, int]) -> str:
     if children:
         body.append(f'<div style="{_STYLES["nest"]}">{"".join(children)}</div>')
     if card.result_text:
-        body.append(_pre(card.result_text, error=card.is_error))
+        body.append(_pre(card_result_text(card), error=card.is_error))
     return f"<details><summary>{title}</summary>{''.join(body)}</details>"
 
 
@@ -160,7 +171,7 @@ def turn_html(view: TurnView) -> str:
     prompt = escape_text(prompt_preview(view.prompt))
     attached = "".join(f" (image {numbers[i.id]} below)" for i in view.attached_images)
     parts = [
-        f'<div class="byre-turn" style="{_STYLES["turn"]}">',
+        f'<div class="byre-turn {MATH_IGNORE}" style="{_STYLES["turn"]}">',
         f'<div style="{_STYLES["prompt"]}"><b>{escape_text(view.session_name)}</b> ▸ '
         f"{prompt}{escape_text(attached)}</div>",
         *_html_blocks(view.blocks, numbers),
@@ -233,7 +244,7 @@ def _md_card(card: ToolCardView, numbers: dict[str, int]) -> str:
         nested = "\n\n".join(children)
         parts.append("\n".join(f"> {line}" if line else ">" for line in nested.split("\n")))
     if card.result_text:
-        parts.append(_fence(truncate(card.result_text)))
+        parts.append(_fence(truncate(card_result_text(card))))
     return "\n\n".join(parts)
 
 

@@ -77,6 +77,10 @@ __all__ = [
 
 #: User-text lines the CLI sends on interrupt (§6); they mark the turn, they are not content.
 _INTERRUPT_MARKERS = ("[Request interrupted by user",)
+# The streamed text of each kind of delta (text, thinking, a tool's input JSON).
+_DELTA_TEXT_KEYS = ("text", "thinking", "partial_json")
+# Roughly how many characters one output token is, for a live estimate while streaming.
+_CHARS_PER_TOKEN = 4
 #: Image bytes a turn may save into the notebook by default (static outputs; Claude's trait
 #: ``max_saved_images_mb`` sets it per turn). Two turns once made a 107 MB notebook.
 DEFAULT_IMAGE_BUDGET = 5 * 1024 * 1024
@@ -114,6 +118,8 @@ class TurnView:
         self.retry: RetryInfo | None = None
         self.tokens_in = 0
         self.tokens_out = 0
+        # Characters streamed per message: its output tokens arrive only when it ends.
+        self._msg_chars: dict[str, int] = {}
         self.cost_usd: float | None = None
         self.duration_s: float | None = None
         self.session_id: str | None = None
@@ -177,6 +183,16 @@ class TurnView:
 
     def card(self, tool_use_id: str) -> ToolCardView | None:
         return self._cards.get(tool_use_id)
+
+    @property
+    def tokens_out_estimate(self) -> int:
+        """Output tokens so far, the message still streaming estimated from its characters
+        (its own count arrives only with its last event): what the live header shows."""
+        total = 0
+        for mid in set(self._msg_tokens) | set(self._msg_chars):
+            reported = self._msg_tokens.get(mid, (0, 0))[1]
+            total += max(reported, self._msg_chars.get(mid, 0) // _CHARS_PER_TOKEN)
+        return max(total, self.tokens_out)
 
     def pending_cards(self) -> list[ToolCardView]:
         return [c for c in self._cards.values() if not c.has_result and not c.frozen]
@@ -361,6 +377,11 @@ class TurnView:
             if view is not None:
                 self._stream[key] = view
         elif kind == "content_block_delta":
+            delta_text = next(
+                (v for k, v in msg.delta.items() if k in _DELTA_TEXT_KEYS and isinstance(v, str)),
+                "",
+            )
+            self._msg_chars[message_id] = self._msg_chars.get(message_id, 0) + len(delta_text)
             view = self._stream.get(key)
             if view is None or view.frozen:
                 return  # the assistant line already replaced it (authoritative)

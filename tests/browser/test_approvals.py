@@ -39,7 +39,7 @@ ALWAYS = 'button.widget-button:has-text("Always allow (session)")'
 DENY = 'button.widget-button:has-text("Deny")'
 STOP = 'button.widget-button:has-text("Stop")'
 REASON = 'input[placeholder="reason (optional, sent to Claude)"]'
-MODE_LABEL = "Permission mode: when Claude must ask before using a tool"
+MODE_LABEL = "Permissions"  # the menu's visible label
 
 
 # --------------------------------------------------------------------------------------------
@@ -210,6 +210,40 @@ def test_deny_with_reason_reaches_the_model(
     assert "denied.txt" in denied and denied.endswith(": not today*"), md  # what, and why
 
 
+def test_typed_reason_arrives_whole(
+    lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str]
+) -> None:
+    """Issue 9: a reason typed key by key, then pasted into, then typed after the paste
+    reaches Claude and the saved card whole, not as its first character."""
+    folder = open_notebook(lab, claude_env, "%%claude\nTYPEDREASON: make the file")
+    target = folder / "typed.txt"
+    command = f"touch {target} && echo made"
+    api.on("TYPEDREASON", Reply(bash(command, "Create a file")), times=1)
+    api.on(lambda r: _last_tool(r) == "Bash", Reply(Text("Understood: TYPEDDONE")))
+
+    lab.run_cell(1, wait=False)
+    box = wait_for_card(lab, 1)
+    field = box.locator(REASON)
+    field.click()
+    field.press_sequentially("not in this folder, ", delay=20)  # keys, one by one
+    lab.page.keyboard.insert_text("use the scratch dir /tmp/x")  # as a paste inserts it
+    # Leave the box (its value syncs) and come back: the second sync must arrive too.
+    box.locator(".byre-approval-title").click()
+    field.click()
+    field.press("End")
+    field.press_sequentially(" instead, thanks", delay=20)  # keys after the paste
+    reason = "not in this folder, use the scratch dir /tmp/x instead, thanks"
+    assert len(reason) >= 40 and field.input_value() == reason
+    box.locator(DENY).click()
+    assert lab.wait_for_cell(1, timeout=60)
+
+    assert not target.exists()
+    result = tool_result_for(api, "Bash")
+    assert result["is_error"] and reason in result["text"], result
+    md = static_data(lab, 1)["text/markdown"]
+    assert f"Permission denied: Run a shell command: {reason}" in md, md
+
+
 # --------------------------------------------------------------------------------------------
 # 3. Always allow (session)
 
@@ -358,7 +392,7 @@ def _echo_updates(lab: LabPage) -> int:
 def switch_mode_mid_turn(lab: LabPage, mode: str) -> None:
     """Cell 1's turn waits on the API: choose ``mode`` in its header menu and wait until the
     kernel took the change (ipywidgets echoes it back; the kernel then tells the CLI)."""
-    menu = lab.output_locator(1).locator(f"select[title={json.dumps(MODE_LABEL)}]")
+    menu = lab.output_locator(1).get_by_label(MODE_LABEL, exact=True)
     menu.wait_for(timeout=30_000)
     assert menu.input_value() == "default"
     options = menu.locator("option").all_inner_texts()

@@ -163,7 +163,7 @@ def test_text_grows_live_then_static(
     lab.wait_for_output_text(1, "w0060", timeout=60)
     out = lab.output_locator(1)
     live_stop = out.locator(STOP_BUTTON).count()
-    live_model = out.locator('select[title="Model"]').count()
+    live_model = out.get_by_label("Model", exact=True).count()
     lab.screenshot("claude-grow-mid.png")
     assert lab.cell_running(1), "the turn ended before the mid-turn checks"
     assert live_stop == 1 and live_model == 1, out.inner_html()[:2000]
@@ -264,7 +264,7 @@ def test_model_change_mid_turn_reaches_next_request(
     open_claude_notebook(lab, claude_env, "%%claude\nMODELTURN one", "%%claude\nNEXTTURN two")
     lab.run_cell(1, wait=False)
     first = api.wait_for_request("MODELTURN", timeout=60)  # the turn now waits on the API
-    menu = lab.output_locator(1).locator('select[title="Model"]')
+    menu = lab.output_locator(1).get_by_label("Model", exact=True)
     menu.wait_for(timeout=30_000)
     options = menu.locator("option").all_inner_texts()
     assert "sonnet" in options, options

@@ -25,7 +25,9 @@ SAFE_TAGS = frozenset(
     }
 )  # fmt: skip
 #: Attributes that cannot fetch anything by themselves (``href`` only on ``<a>``).
-_SAFE_ATTRS = frozenset({"title", "align", "start", "class", "rel", "style"})
+_SAFE_ATTRS = frozenset(
+    {"title", "align", "start", "class", "rel", "style", "role", "aria-live", "aria-hidden"}
+)
 _STYLE_LOADERS = ("url", "image", "@import", "expression", "\\", "src")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 from collections import Counter
 from collections.abc import Iterator
@@ -16,12 +17,18 @@ from byre_jupyter.protocol.messages import parse_message
 from byre_jupyter.ui.blocks import TextView, ToolCardView
 from byre_jupyter.ui.coalesce import LoopLike
 from byre_jupyter.ui.live import LiveView
+from byre_jupyter.ui.look import RENDERED_CLASS
 from byre_jupyter.ui.markdown import render_markdown
 from byre_jupyter.ui.viewmodel import TurnView
 
 from . import fixtures as fx
 
 MODELS = ["opus", "sonnet", "haiku"]
+
+
+def rendered(markdown: str) -> str:
+    """Live text as the static record shows it: in Jupyter's rendered-HTML class."""
+    return f'<div class="{RENDERED_CLASS}">{render_markdown(markdown)}</div>'
 
 
 def descendants(root: W.Widget) -> Iterator[W.Widget]:
@@ -101,20 +108,18 @@ def test_streaming_updates_only_the_growing_blocks_widget_at_20_hz() -> None:
     assert isinstance(growing_widget, W.HTML)
     assert set(changes) == {id(growing_widget)}, "only the growing block may be pushed"
     assert 10 <= changes[id(growing_widget)] <= 21
-    assert growing_widget.value == render_markdown("".join(pieces))
+    assert growing_widget.value == rendered("".join(pieces))
 
     h.live.update(
         h.view.apply(parse_message(b.assistant("msg_live_2", {"type": "text", "text": "Final."})))
     )
     h.view.finish()
     h.live.finish()
-    assert growing_widget.value == render_markdown("Final.")
+    assert growing_widget.value == rendered("Final.")
     first_box = h.live.widget_for(first.id)
     assert isinstance(first_box, W.VBox)
     first_widget = first_box.children[-1]
-    assert isinstance(first_widget, W.HTML) and first_widget.value == render_markdown(
-        "Before the tool."
-    )
+    assert isinstance(first_widget, W.HTML) and first_widget.value == rendered("Before the tool.")
 
 
 def test_blocks_map_to_widgets_with_nesting_and_images() -> None:
@@ -196,6 +201,24 @@ def test_model_dropdown() -> None:
     assert h.models == ["opus"]
 
 
+def test_a_model_chosen_mid_turn_stays_chosen_until_the_next_request() -> None:
+    h = Harness()
+    (dropdown,) = h.find(W.Dropdown)
+    b = fx.Builder()
+    h.feed([b.init(model="claude-opus-5-5")])
+    dropdown.value = "sonnet"  # the user picks a model mid-turn
+    h.loop.run_ready()
+    assert h.models == ["sonnet"]
+    h.feed([b.status()])  # more of the same request: the view still says opus
+    h.loop.advance(3.0)  # header ticks
+    assert dropdown.value == "sonnet"
+    assert "sonnet from the next request" in h.live._status.value
+    h.feed([b.init(model="claude-sonnet-5-5")])  # the next request runs on the new model
+    h.loop.advance(1.0)
+    assert dropdown.value == "sonnet"  # still the user's word for it
+    assert "next request" not in h.live._status.value
+
+
 def test_finish_flushes_and_disables_controls() -> None:
     h = Harness()
     b = fx.Builder()
@@ -275,9 +298,10 @@ def test_finished_paragraphs_freeze_and_only_the_last_one_is_resent() -> None:
     # bold paragraph; growing: the tail.
     assert len(values) == 4, values
     assert "First paragraph." in values[0]
-    assert "x = 1" in values[1] and "y = 2" in values[1]
+    code = re.sub(r"<[^>]+>", "", values[1])  # highlighted: tokens are spans
+    assert "x = 1" in code and "y = 2" in code
     assert "<strong>bold</strong>" in values[2]
-    assert values[3].strip() == "<p>Four</p>"
+    assert values[3] == rendered("Four")
     tail_pushes = Counter[str]()
     for child in box.children:
         child.observe(lambda c, w=child: tail_pushes.update([w.model_id]), names="value")

@@ -1,0 +1,134 @@
+"""Code blocks of an answer, looking like the notebook's own code: highlighted, monospace, boxed.
+
+Most answers in a notebook are code (issue 9). A fenced block becomes a ``<pre>`` with the
+background, border and font of a code cell, its tokens coloured by pygments (installed with
+IPython), for the language named by the fence's info string. There is no stylesheet to rely
+on in a saved notebook or nbconvert HTML, so every colour is an inline style naming
+JupyterLab's own CSS variable (``--jp-mirror-editor-keyword-color``...) with the light
+theme's value as fallback: the dark theme, the light theme and a page without Jupyter's CSS
+all read well, and nbconvert's lab template defines the same variables.
+
+Safety: the language only picks a lexer and is never written out; every token is escaped at
+the leaf; styles come from the fixed table below, and the sanitizer keeps only colour and
+font properties (:data:`CODE_STYLE_PROPERTIES`), none of which can hold a ``url()``.
+Pure module.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from pygments.lexer import Lexer
+from pygments.lexers import get_lexer_by_name
+from pygments.token import (
+    Comment,
+    Error,
+    Generic,
+    Keyword,
+    Name,
+    Number,
+    Operator,
+    String,
+    _TokenType,
+)
+from pygments.util import ClassNotFound
+
+__all__ = ["CODE_STYLE_PROPERTIES", "PRE_STYLE", "highlight_code", "language_of"]
+
+#: CSS properties a code block uses; the sanitizers keep these and drop every other one.
+CODE_STYLE_PROPERTIES = frozenset(
+    {
+        "background-color", "border", "border-radius", "color", "font-family", "font-size",
+        "font-style", "font-weight", "line-height", "margin", "overflow-x", "padding",
+        "white-space",
+    }
+)  # fmt: skip
+
+#: The box: a code cell's background, border, font and line height.
+PRE_STYLE = (
+    "background-color:var(--jp-cell-editor-background,#f5f5f5);"
+    "border:1px solid var(--jp-cell-editor-border-color,#e0e0e0);border-radius:3px;"
+    "padding:0.5em 0.75em;margin:0.5em 0;overflow-x:auto;white-space:pre;"
+    "font-family:var(--jp-code-font-family,monospace);"
+    "font-size:var(--jp-code-font-size,13px);line-height:var(--jp-code-line-height,1.3077);"
+    "color:var(--jp-content-font-color1,inherit)"
+)
+
+#: The ``<code>`` inside: Jupyter's stylesheet gives every ``code`` a background of its own
+#: and wraps it; inside our box it must only inherit.
+CODE_STYLE = (
+    "background-color:transparent;border:0;padding:0;font-size:inherit;"
+    "white-space:inherit;color:inherit"
+)
+
+
+def _colour(name: str, fallback: str, extra: str = "") -> str:
+    return f"color:var(--jp-mirror-editor-{name}-color,{fallback}){extra}"
+
+
+# Most specific first: a token takes the style of its nearest listed ancestor.
+_TOKEN_STYLES: tuple[tuple[_TokenType, str], ...] = (
+    (Comment, _colour("comment", "#408080", ";font-style:italic")),
+    (String, _colour("string", "#ba2121")),
+    (Number, _colour("number", "#080")),
+    (Keyword, _colour("keyword", "#008000", ";font-weight:bold")),
+    (Operator.Word, _colour("keyword", "#008000", ";font-weight:bold")),
+    (Operator, _colour("operator", "#a2f")),
+    (Name.Builtin, _colour("builtin", "#008000")),
+    (Name.Function, _colour("def", "#00f")),
+    (Name.Class, _colour("def", "#00f")),
+    (Name.Decorator, _colour("meta", "#a2f")),
+    (Name.Tag, _colour("tag", "#170")),
+    (Name.Attribute, _colour("attribute", "#00c")),
+    (Name.Variable, _colour("variable-2", "#05a")),
+    (Generic.Inserted, _colour("quote", "#090")),
+    (Generic.Deleted, _colour("error", "#f00")),
+    (Generic.Heading, _colour("header", "blue", ";font-weight:bold")),
+    (Generic.Subheading, _colour("header", "blue")),
+    (Generic.Prompt, _colour("comment", "#408080")),
+    (Error, ""),  # what a lexer could not place: shown plain, not flagged red
+)
+
+_LANGUAGE = re.compile(r"[A-Za-z0-9_+#.-]{1,40}")
+_MAX_HIGHLIGHTED = 200_000  # longer code is shown plain: lexing costs more than it helps
+
+
+def language_of(info: str | None) -> str:
+    """The language a fence's info string names (its first word), or ``""``."""
+    word = (info or "").strip().split(maxsplit=1)
+    if not word:
+        return ""
+    name = word[0].lstrip("{.").rstrip("}").lower()
+    return name if _LANGUAGE.fullmatch(name) else ""
+
+
+def _lexer(language: str) -> Lexer | None:
+    if not language:
+        return None
+    try:
+        return get_lexer_by_name(language, stripnl=False, ensurenl=False)
+    except ClassNotFound:
+        return None
+
+
+def _style(token: _TokenType) -> str:
+    for kind, style in _TOKEN_STYLES:
+        if token in kind:
+            return style
+    return ""
+
+
+def highlight_code(code: str, info: str | None = None) -> str:
+    """``code`` as a boxed, highlighted ``<pre><code>`` (escaped; pure)."""
+    lexer = _lexer(language_of(info)) if len(code) <= _MAX_HIGHLIGHTED else None
+    if lexer is None:
+        body = html.escape(code, quote=False)
+    else:
+        parts: list[str] = []
+        for token, text in lexer.get_tokens(code):
+            escaped = html.escape(text, quote=False)
+            style = _style(token)
+            parts.append(f'<span style="{style}">{escaped}</span>' if style else escaped)
+        body = "".join(parts)
+    return f'<pre style="{PRE_STYLE}"><code style="{CODE_STYLE}">{body}</code></pre>\n'
