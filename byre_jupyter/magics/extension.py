@@ -79,7 +79,6 @@ class ClaudeExtension:
         #: conversation (``--new``, ``%claude new``, a resume of another conversation).
         self.allowances: dict[str, set[str]] = {}
         self.python_runner = PythonRunner(shell)
-        self.results: dict[str, TurnResult] = {}
         self.background: set[Any] = set()
         #: Each session's turns as a tree: re-running a cell branches (issue 10).
         self.conversations = Conversations(self)
@@ -382,7 +381,6 @@ class ClaudeExtension:
         return ResumeIndex(STATE_FILE).read()
 
     def remember(self, session: Session, result: TurnResult) -> None:
-        self.results[session.name] = result
         if result.session_id:
             ResumeIndex(STATE_FILE).set(self._key(session.name), result.session_id)
 

@@ -113,13 +113,13 @@ class WidgetSurface:
         card = ApprovalCard(tool_name, tool_input, loop=self.loop, own=self.live.own)
         self.pending.append(card)
         card.decision.add_done_callback(lambda _f: self._settled(card))
-        self.live.show_extra(card.widget)
+        self.live.show_approval(card.widget)
         return card
 
     def _settled(self, card: ApprovalCard) -> None:
         if card in self.pending:
             self.pending.remove(card)
-        self.live.hide_extra(card.widget)
+        self.live.hide_approval(card.widget)
 
     def reject_pending(self, reason: str) -> None:
         for card in list(self.pending):

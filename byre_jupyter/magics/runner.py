@@ -1,6 +1,6 @@
 """Running one ``%%claude`` turn on the kernel's loop, owned by the cell that started it.
 
-The cell is rewritten into ``await`` of :func:`ClaudeExtension.run_cell` (see ``transform``), so
+The cell is rewritten into ``await byre_jupyter.magics.cell(...)`` (see ``transform``), so
 ipykernel runs it as an async cell: the cell blocks until the turn ends (Run All, nbclient and
 papermill capture the whole answer) while widget messages are still dispatched (ipykernel 7.4),
 so Stop and the model menu work mid-turn.

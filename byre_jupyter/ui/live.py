@@ -20,6 +20,7 @@ from typing import Any
 
 import ipywidgets as W
 
+from byre_jupyter.protocol import PERMISSION_MODES
 from byre_jupyter.ui.coalesce import Coalescer, LoopLike, TimerLike
 from byre_jupyter.ui.comms import UpdateAcknowledger
 from byre_jupyter.ui.format import (
@@ -48,7 +49,6 @@ __all__ = ["LiveView"]
 _HEADER_ID = "\x00header"
 _FREEZE_CHARS = 8000
 _FENCE = re.compile(r"^ {0,3}(?:```|~~~)", re.MULTILINE)
-PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 _DONE_MARKS = {"done": "✓", "error": "✗", "interrupted": "■"}
 # What each status means to the user (the view's own words are short and technical).
 _STATUS_WORDS = {
@@ -433,10 +433,6 @@ class LiveView:
         self._body.children = tuple(c for c in self._body.children if c is not widget)
         self._waiting = [w for w in self._waiting if w is not widget]
         self._render_header()
-
-    # The names the runner used before approvals had a status of their own.
-    show_extra = show_approval
-    hide_extra = hide_approval
 
     def finish(self) -> None:
         """Push the final state now and disable the controls."""

@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from byre_jupyter.protocol import sniff_image_type
 from byre_jupyter.ui.reveal import reveal
 
 __all__ = [
@@ -137,25 +138,4 @@ def tool_diff(name: str, tool_input: Mapping[str, Any], *, context: int | None =
                 if isinstance(e, Mapping)
             ]
             return "".join(parts)
-    return None
-
-
-_SIGNATURES: tuple[tuple[bytes, str], ...] = (
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"GIF87a", "image/gif"),
-    (b"GIF89a", "image/gif"),
-)
-
-
-def sniff_image_type(data: bytes) -> str | None:
-    """The raster type of ``data`` from its magic bytes (png/jpeg/gif/webp), else None.
-
-    The wire ``media_type`` is untrusted text; only a sniffed type becomes a MIME key.
-    """
-    for magic, mime in _SIGNATURES:
-        if data.startswith(magic):
-            return mime
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
     return None
