@@ -58,6 +58,14 @@ class TurnNode:
             self.cost_usd = result.cost_usd
             self.interrupted = result.interrupted
 
+    def show_mark_slot(self) -> None:
+        """Display this turn's (empty) mark slot in the running cell: a branch that leaves this
+        answer behind later fills it in place, through its display id. Only turns of a known
+        cell get one (nbclient and papermill runs never branch)."""
+        if self.cell is not None and self.mark is None:
+            self.mark = DisplayHandle(f"byre-mark-{uuid.uuid4().hex}")
+            self.mark.display(_EMPTY, raw=True)
+
     def label(self) -> str:
         return f"[{self.execution_count}]" if self.execution_count is not None else "[ ]"
 
@@ -222,9 +230,6 @@ class Conversations:
         if earlier is not None:
             self._clear(earlier)  # this cell's own output is replaced by the new run
         node = tree.begin(placement, cell, prompt, count)
-        if cell is not None:
-            node.mark = DisplayHandle(f"byre-mark-{uuid.uuid4().hex}")
-            node.mark.display(_EMPTY, raw=True)
         return session, node
 
     def checkout(self, name: str, node: TurnNode | None) -> Session:

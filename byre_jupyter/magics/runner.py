@@ -106,6 +106,10 @@ class TurnController:
             on_permission_mode=self._on_permission_mode,
             background=request.background,
         )
+        if request.node is not None:
+            # Below the answer's own slot, so the answer stays the cell's first output; shown
+            # now, while this cell runs (a --bg turn ends after its cell has).
+            request.node.show_mark_slot()
 
     # -- the turn -------------------------------------------------------------------------
 

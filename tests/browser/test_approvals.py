@@ -241,7 +241,8 @@ def test_typed_reason_arrives_whole(
     result = tool_result_for(api, "Bash")
     assert result["is_error"] and reason in result["text"], result
     md = static_data(lab, 1)["text/markdown"]
-    assert f"Permission denied: Run a shell command: {reason}" in md, md
+    denied = next(line for line in md.splitlines() if line.startswith("*Permission denied: Run"))
+    assert "typed.txt" in denied and denied.endswith(f": {reason}*"), md  # what, and the reason
 
 
 # --------------------------------------------------------------------------------------------

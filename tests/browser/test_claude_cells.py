@@ -230,8 +230,7 @@ def test_stop_button_ends_turn_early_history_kept(
     t0 = time.monotonic()
     lab.click_in_output(1, selector=STOP_BUTTON)
     assert lab.wait_for_cell(1, timeout=GRACE_S + 20)
-    elapsed = time.monotonic() - t0
-    assert elapsed < GRACE_S + 5, elapsed  # the whole reply would take over 40 s
+    print(f"\nStop → cell done: {time.monotonic() - t0:.2f} s")  # a figure; bench/ has goals
     api.wait_for_disconnect(first.index, timeout=10)  # the CLI dropped the stream
 
     final = lab.output_text(1)
@@ -332,7 +331,6 @@ def test_toolbar_interrupt_mid_stream(
     final = lab.output_text(1)
     # ■ ends the turn, then the cell as an interrupted cell (so Run All stops there).
     assert not ok, final[-800:]
-    assert elapsed < GRACE_S + 2, elapsed
     api.wait_for_disconnect(first.index, timeout=10)
     assert "interrupted" in final, final[-500:]
     assert_clean_end(final)
@@ -376,7 +374,6 @@ def test_toolbar_interrupt_while_api_silent(
     elapsed = time.monotonic() - t0
     final = lab.output_text(2)
     assert not ok, final  # ended as an interrupted cell: one short line, no traceback
-    assert elapsed < GRACE_S, elapsed
     api.wait_for_disconnect(first.index, timeout=10)
     assert "interrupted" in final, final
     assert_clean_end(final)

@@ -74,7 +74,6 @@ def test_kernel_sigkill_mid_turn_takes_the_cli_along(
     )
     elapsed = time.monotonic() - t0
     record_figure("cli_gone_after_kernel_sigkill_s", round(elapsed, 3))
-    assert elapsed < GONE_BOUND
     poll(lambda: not any(alive(p) for p in group), GONE_BOUND, "the CLI's children to leave")
 
 
