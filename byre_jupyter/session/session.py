@@ -41,6 +41,7 @@ from ..protocol import (
     user_message,
 )
 from ..transport import LaunchSpec, SubprocessTransport, build_argv, build_env, find_cli
+from ..transport.launch import bypass_allowed, bypass_refusal
 from .channel import ControlChannel
 from .mcp import McpServer
 from .permissions import PermissionCallback, PermissionRequest, default_policy
@@ -66,15 +67,6 @@ async def _shielded(awaitable: Awaitable[None]) -> None:
 HookCallback = Callable[[Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
 #: An image for :meth:`Session.send`: raw bytes, a path, or an Anthropic image block.
 ImageInput = bytes | str | os.PathLike[str] | Mapping[str, Any]
-
-
-def _bypass_allowed(env: Mapping[str, str]) -> bool:
-    """Whether the CLI may be launched so that bypassPermissions can be switched on later.
-
-    The CLI refuses to start at all with ``--allow-dangerously-skip-permissions`` as root
-    unless ``IS_SANDBOX`` is set (measured with 2.1.328), so only then is the flag passed.
-    """
-    return not hasattr(os, "geteuid") or os.geteuid() != 0 or bool(env.get("IS_SANDBOX"))
 
 
 class Session:
@@ -224,6 +216,9 @@ class Session:
             session_id = self.session_id
         elif self._has_history:
             resume = self.session_id
+        env = {**os.environ, **self.env}
+        if self.permission_mode == "bypassPermissions" and (refusal := bypass_refusal(env)):
+            raise ByreError(refusal)
         return LaunchSpec(
             cli_path=find_cli(self.cli_path),
             cwd=self.cwd,
@@ -234,7 +229,7 @@ class Session:
             resume_session_at=fork_at,
             fork_session=fork,
             mcp_servers=(self.mcp_server.name,),
-            allow_bypass=_bypass_allowed({**os.environ, **self.env}),
+            allow_bypass=bypass_allowed(env),
             extra_args=self.extra_args,
             env=self.env,
             env_drop=self.env_drop,
@@ -505,6 +500,8 @@ class Session:
         return resolved if isinstance(resolved, str) else model
 
     async def set_permission_mode(self, mode: str) -> None:
+        if mode == "bypassPermissions" and (refusal := bypass_refusal({**os.environ, **self.env})):
+            raise ByreError(refusal)
         if self._channel is not None and self.running:
             await self._channel.request(
                 "set_permission_mode", timeout=self.control_timeout, mode=mode

@@ -24,7 +24,15 @@ from dataclasses import dataclass, field
 
 from ..errors import CLINotFoundError
 
-__all__ = ["DEFAULT_ENV_DROP", "LaunchSpec", "build_argv", "build_env", "find_cli"]
+__all__ = [
+    "DEFAULT_ENV_DROP",
+    "LaunchSpec",
+    "build_argv",
+    "build_env",
+    "bypass_allowed",
+    "bypass_refusal",
+    "find_cli",
+]
 
 ENV_CLI_PATH = "BYRE_CLAUDE_PATH"
 
@@ -61,6 +69,31 @@ def find_cli(configured: str | None = None, env: Mapping[str, str] | None = None
     if found:
         return found
     raise CLINotFoundError("no `claude` on PATH and BYRE_CLAUDE_PATH is not set")
+
+
+def bypass_allowed(env: Mapping[str, str]) -> bool:
+    """Whether the CLI will start with ``--allow-dangerously-skip-permissions`` in ``env``.
+
+    As root the CLI refuses to start at all with that flag unless ``IS_SANDBOX`` is exactly
+    ``1`` (measured with 2.1.328: unset, ``yes`` and ``true`` are refused). Container images
+    often set ``IS_SANDBOX=yes``, so any other value must not count.
+    """
+    return not hasattr(os, "geteuid") or os.geteuid() != 0 or env.get("IS_SANDBOX") == "1"
+
+
+def bypass_refusal(env: Mapping[str, str]) -> str | None:
+    """Why bypassPermissions cannot be used in ``env`` and what to set, or None if it can."""
+    if bypass_allowed(env):
+        return None
+    found = env.get("IS_SANDBOX")
+    now = "IS_SANDBOX is not set" if found is None else f"IS_SANDBOX is {found!r}"
+    return (
+        "bypassPermissions is not possible here: the kernel runs as root and the Claude CLI "
+        f"accepts it as root only with IS_SANDBOX=1 ({now}). In a container or sandbox, set "
+        "IS_SANDBOX=1 in the kernel's environment (or `%config Claude.env = {'IS_SANDBOX': '1'}` "
+        "before the conversation starts); otherwise run Jupyter as a non-root user, or use "
+        "another permission mode."
+    )
 
 
 @dataclass(frozen=True)
