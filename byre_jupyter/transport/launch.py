@@ -32,6 +32,7 @@ __all__ = [
     "bypass_allowed",
     "bypass_refusal",
     "find_cli",
+    "gateway_hint",
 ]
 
 ENV_CLI_PATH = "BYRE_CLAUDE_PATH"
@@ -68,7 +69,39 @@ def find_cli(configured: str | None = None, env: Mapping[str, str] | None = None
     found = shutil.which("claude", path=env.get("PATH"))
     if found:
         return found
-    raise CLINotFoundError("no `claude` on PATH and BYRE_CLAUDE_PATH is not set")
+    raise CLINotFoundError(
+        "no `claude` on PATH and BYRE_CLAUDE_PATH is not set", hint=gateway_hint(env)
+    )
+
+
+#: What a gateway must pass on for ``%%claude`` (docs/gateway.md).
+GATEWAY_ENV = "HOME,ANTHROPIC_API_KEY,BYRE_CLAUDE_PATH"
+
+
+def gateway_hint(env: Mapping[str, str]) -> str | None:
+    """What to configure when this kernel was started by a Jupyter Kernel Gateway or Enterprise
+    Gateway, else None.
+
+    A gateway passes the kernels it starts only ``PATH``, ``KERNEL_*`` and the names it
+    allow-lists: no ``HOME``, no ``ANTHROPIC_*``, no ``BYRE_CLAUDE_PATH`` (measured with
+    jupyter_kernel_gateway 3.0.1, docs/gateway.md). Kernel Gateway sets ``KERNEL_GATEWAY``;
+    any gateway sets ``KERNEL_ID``, which a kernel with no ``HOME`` got from one.
+    """
+    if env.get("KERNEL_GATEWAY"):
+        why = "KERNEL_GATEWAY is set"
+    elif env.get("KERNEL_ID") and not env.get("HOME"):
+        why = "KERNEL_ID is set and HOME is not"
+    else:
+        return None
+    return (
+        f"This kernel was started by a Jupyter kernel gateway ({why}), which passes a kernel "
+        "only PATH, KERNEL_* and the variables it allow-lists. Allow-list what Claude needs "
+        f"where the gateway runs: Kernel Gateway: KG_ENV_PROCESS_WHITELIST={GATEWAY_ENV} "
+        f"(or --KernelGatewayApp.env_process_whitelist={GATEWAY_ENV}); Enterprise Gateway: "
+        f"EG_ENV_PROCESS_WHITELIST={GATEWAY_ENV}. Add ANTHROPIC_BASE_URL, "
+        "CLAUDE_CODE_OAUTH_TOKEN or IS_SANDBOX if you use them, and restart the gateway "
+        "(docs/gateway.md in the byre_jupyter repository)."
+    )
 
 
 def bypass_allowed(env: Mapping[str, str]) -> bool:
