@@ -186,6 +186,7 @@ class ClaudeMagics(Magics):
             out=args.out,
             extra_blocks=plan.context,
             context_names=plan.names,
+            background=args.bg,
         )
         if args.bg:
             task = asyncio.get_running_loop().create_task(run_turn(self.ext, request))
