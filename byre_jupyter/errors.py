@@ -44,12 +44,14 @@ def _redacted(text: str) -> str:
 class CLINotFoundError(ByreError):
     """The ``claude`` executable could not be found."""
 
-    def __init__(self, searched: str) -> None:
+    def __init__(self, searched: str, hint: str | None = None) -> None:
         self.searched = searched
+        self.hint = hint  # what to configure, when we can tell more (a kernel gateway)
         super().__init__(
             f"Claude Code CLI not found ({searched}). Install it with "
             "`npm install -g @anthropic-ai/claude-code`, or point byre_jupyter at it with "
             "`%config Claude.cli_path = '/path/to/claude'` or the BYRE_CLAUDE_PATH variable."
+            + (f"\n{hint}" if hint else "")
         )
 
 

@@ -10,9 +10,6 @@ import asyncio
 import html
 import os
 import shlex
-import shutil
-import subprocess
-import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,8 +20,8 @@ from IPython.display import HTML, Markdown, display
 
 from ..errors import ByreError
 from ..protocol import model_option
-from ..transport import find_cli
 from .conversation import find_turn, render_history
+from .doctor import doctor_checks, render_checks
 from .extension import ClaudeExtension
 from .handoff import attach_variables, interpolate
 from .inputs import resolve_image
@@ -401,65 +398,5 @@ def dollars(amount: float) -> str:
 
 
 def doctor_report(ext: ClaudeExtension) -> str:
-    rows: list[tuple[str, bool, str]] = []
-    try:
-        path = find_cli(ext.config.cli_path)
-        try:
-            version = subprocess.run(
-                [path, "--version"], capture_output=True, text=True, timeout=20
-            ).stdout.strip()
-            rows.append(("Claude CLI", True, f"`{path}` ({version})"))
-        except (OSError, subprocess.TimeoutExpired) as e:
-            rows.append(("Claude CLI", False, f"`{path}` does not run: {e}. Reinstall it."))
-    except ByreError as e:
-        rows.append(("Claude CLI", False, str(e)))
-    env = {**os.environ, **ext.config.env}
-    home = os.path.expanduser("~")
-    if env.get("ANTHROPIC_API_KEY") or env.get("CLAUDE_CODE_OAUTH_TOKEN"):
-        base = env.get("ANTHROPIC_BASE_URL")
-        where = f" (API at {base})" if base else ""
-        rows.append(("Credentials", True, f"API key or token in the environment{where}"))
-    elif os.path.exists(os.path.join(home, ".claude", ".credentials.json")):
-        rows.append(("Credentials", True, "Claude login found (~/.claude/.credentials.json)"))
-    else:
-        rows.append(
-            (
-                "Credentials",
-                False,
-                "no login and no ANTHROPIC_API_KEY: run `claude` once in a terminal and "
-                "log in, or set ANTHROPIC_API_KEY",
-            )
-        )
-    try:
-        import ipykernel
-
-        version = str(getattr(ipykernel, "__version__", "0.0"))
-        major, minor = (int(x) for x in version.split(".")[:2])
-        ok = (major, minor) >= (7, 4)
-        rows.append(
-            (
-                "ipykernel",
-                ok,
-                version
-                if ok
-                else f"{version}: Stop and the model menu need ipykernel >= 7.4 "
-                "(`pip install -U ipykernel`)",
-            )
-        )
-    except ImportError:
-        rows.append(("ipykernel", False, "not installed: `pip install ipykernel`"))
-    rows.append(
-        (
-            "Node.js (for npm installs)",
-            shutil.which("node") is not None,
-            shutil.which("node") or "not found; only needed to install the CLI with npm",
-        )
-    )
-    rows.append(("Frontend", True, ext.frontend()))
-    rows.append(("Python", True, sys.version.split()[0]))
-    # ✓ and ✗ are in every text font; ✅/❌ need an emoji font (empty boxes without one).
-    lines = ["| check | | detail |", "|---|---|---|"]
-    lines += [
-        f"| {name} | {'✓ ok' if ok else '✗ missing'} | {detail} |" for name, ok, detail in rows
-    ]
-    return "\n".join(lines)
+    checks = doctor_checks(ext.config.cli_path, {**os.environ, **ext.config.env}, ext.frontend())
+    return render_checks(checks)

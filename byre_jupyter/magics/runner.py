@@ -84,6 +84,14 @@ class TurnController:
             image_budget=int(ext.config.max_saved_images_mb * 2**20),
         )
         self.view.model = session.model or "default"
+        if request.background:
+            # A headless run (nbclient, papermill) may end before the answer arrives: the saved
+            # card must still say why it is empty (issue 11).
+            self.view.add_notice(
+                "info",
+                "Ran in the background (--bg): the cell returned at once and the answer shows "
+                "here when it arrives. A headless run that ended first saved only this note.",
+            )
         #: The session's handle of this cell's turn, once sent (queued or running).
         self.turn: Turn | None = None
         self.stopped = False

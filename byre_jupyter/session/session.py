@@ -43,6 +43,7 @@ from ..protocol import (
     user_message,
 )
 from ..transport import LaunchSpec, Transport
+from ..transport.launch import bypass_allowed, bypass_refusal
 from .channel import ControlChannel
 from .mcp import McpServer
 from .options import HookCallback, SessionOptions
@@ -67,15 +68,6 @@ async def _shielded(awaitable: Awaitable[None]) -> None:
 
 #: An image for :meth:`Session.send`: raw bytes, a path, or an Anthropic image block.
 ImageInput = bytes | str | os.PathLike[str] | Mapping[str, Any]
-
-
-def _bypass_allowed(env: Mapping[str, str]) -> bool:
-    """Whether the CLI may be launched so that bypassPermissions can be switched on later.
-
-    The CLI refuses to start at all with ``--allow-dangerously-skip-permissions`` as root
-    unless ``IS_SANDBOX`` is set (measured with 2.1.328), so only then is the flag passed.
-    """
-    return not hasattr(os, "geteuid") or os.geteuid() != 0 or bool(env.get("IS_SANDBOX"))
 
 
 class Session:
@@ -209,6 +201,9 @@ class Session:
             session_id = self.session_id
         elif self._has_history:
             resume = self.session_id
+        env = {**os.environ, **self.options.env}
+        if self.permission_mode == "bypassPermissions" and (refusal := bypass_refusal(env)):
+            raise ByreError(refusal)
         return LaunchSpec(
             cli_path=self.options.cli_path or "",
             cwd=self.options.cwd,
@@ -219,7 +214,7 @@ class Session:
             resume_session_at=fork_at,
             fork_session=fork,
             mcp_servers=(self.mcp_server.name,),
-            allow_bypass=_bypass_allowed({**os.environ, **self.options.env}),
+            allow_bypass=bypass_allowed(env),
             extra_args=self.options.extra_args,
             env=self.options.env,
             env_drop=self.options.env_drop,
@@ -489,6 +484,9 @@ class Session:
         return resolved if isinstance(resolved, str) else model
 
     async def set_permission_mode(self, mode: str) -> None:
+        env = {**os.environ, **self.options.env}
+        if mode == "bypassPermissions" and (refusal := bypass_refusal(env)):
+            raise ByreError(refusal)
         if self._channel is not None and self.running:
             await self._channel.request(
                 "set_permission_mode", timeout=self.options.control_timeout, mode=mode

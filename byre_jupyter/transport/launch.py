@@ -25,7 +25,16 @@ from dataclasses import dataclass, field
 from ..errors import CLINotFoundError
 from ..protocol.framing import DEFAULT_MAX_LINE_BYTES
 
-__all__ = ["DEFAULT_ENV_DROP", "LaunchSpec", "build_argv", "build_env", "find_cli"]
+__all__ = [
+    "DEFAULT_ENV_DROP",
+    "LaunchSpec",
+    "build_argv",
+    "build_env",
+    "bypass_allowed",
+    "bypass_refusal",
+    "find_cli",
+    "gateway_hint",
+]
 
 ENV_CLI_PATH = "BYRE_CLAUDE_PATH"
 
@@ -61,7 +70,64 @@ def find_cli(configured: str | None = None, env: Mapping[str, str] | None = None
     found = shutil.which("claude", path=env.get("PATH"))
     if found:
         return found
-    raise CLINotFoundError("no `claude` on PATH and BYRE_CLAUDE_PATH is not set")
+    raise CLINotFoundError(
+        "no `claude` on PATH and BYRE_CLAUDE_PATH is not set", hint=gateway_hint(env)
+    )
+
+
+#: What a gateway must pass on for ``%%claude`` (docs/gateway.md).
+GATEWAY_ENV = "HOME,ANTHROPIC_API_KEY,BYRE_CLAUDE_PATH"
+
+
+def gateway_hint(env: Mapping[str, str]) -> str | None:
+    """What to configure when this kernel was started by a Jupyter Kernel Gateway or Enterprise
+    Gateway, else None.
+
+    A gateway passes the kernels it starts only ``PATH``, ``KERNEL_*`` and the names it
+    allow-lists: no ``HOME``, no ``ANTHROPIC_*``, no ``BYRE_CLAUDE_PATH`` (measured with
+    jupyter_kernel_gateway 3.0.1, docs/gateway.md). Kernel Gateway sets ``KERNEL_GATEWAY``;
+    any gateway sets ``KERNEL_ID``, which a kernel with no ``HOME`` got from one.
+    """
+    if env.get("KERNEL_GATEWAY"):
+        why = "KERNEL_GATEWAY is set"
+    elif env.get("KERNEL_ID") and not env.get("HOME"):
+        why = "KERNEL_ID is set and HOME is not"
+    else:
+        return None
+    return (
+        f"This kernel was started by a Jupyter kernel gateway ({why}), which passes a kernel "
+        "only PATH, KERNEL_* and the variables it allow-lists. Allow-list what Claude needs "
+        f"where the gateway runs: Kernel Gateway: KG_ENV_PROCESS_WHITELIST={GATEWAY_ENV} "
+        f"(or --KernelGatewayApp.env_process_whitelist={GATEWAY_ENV}); Enterprise Gateway: "
+        f"EG_ENV_PROCESS_WHITELIST={GATEWAY_ENV}. Add ANTHROPIC_BASE_URL, "
+        "CLAUDE_CODE_OAUTH_TOKEN or IS_SANDBOX if you use them, and restart the gateway "
+        "(docs/gateway.md in the byre_jupyter repository)."
+    )
+
+
+def bypass_allowed(env: Mapping[str, str]) -> bool:
+    """Whether the CLI will start with ``--allow-dangerously-skip-permissions`` in ``env``.
+
+    As root the CLI refuses to start at all with that flag unless ``IS_SANDBOX`` is exactly
+    ``1`` (measured with 2.1.328: unset, ``yes`` and ``true`` are refused). Container images
+    often set ``IS_SANDBOX=yes``, so any other value must not count.
+    """
+    return not hasattr(os, "geteuid") or os.geteuid() != 0 or env.get("IS_SANDBOX") == "1"
+
+
+def bypass_refusal(env: Mapping[str, str]) -> str | None:
+    """Why bypassPermissions cannot be used in ``env`` and what to set, or None if it can."""
+    if bypass_allowed(env):
+        return None
+    found = env.get("IS_SANDBOX")
+    now = "IS_SANDBOX is not set" if found is None else f"IS_SANDBOX is {found!r}"
+    return (
+        "bypassPermissions is not possible here: the kernel runs as root and the Claude CLI "
+        f"accepts it as root only with IS_SANDBOX=1 ({now}). In a container or sandbox, set "
+        "IS_SANDBOX=1 in the kernel's environment (or `%config Claude.env = {'IS_SANDBOX': '1'}` "
+        "before the conversation starts); otherwise run Jupyter as a non-root user, or use "
+        "another permission mode."
+    )
 
 
 @dataclass(frozen=True)

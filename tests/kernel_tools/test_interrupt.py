@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from types import FrameType
@@ -92,7 +93,8 @@ async def test_interrupt_at_an_await_throws_keyboard_interrupt_there(kit: Kit) -
 
     assert sent == [True]
     assert not task.cancelled()
-    assert task.cancelling() == 0  # type: ignore[attr-defined]  # the wake-up cancel was undone
+    if sys.version_info >= (3, 11):  # Task.cancelling() is 3.11+; 3.10 counts no cancels
+        assert task.cancelling() == 0  # the wake-up cancel was undone
     assert kit.runs[-1].status == "interrupted"
     assert kit.runs[-1].stdout == "cleanup ran\n"
     assert "KeyboardInterrupt" in text_of(result)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sys
 from collections.abc import Callable
 
 import pytest
@@ -282,6 +283,10 @@ async def test_a_run_cancelled_during_approval_never_starts(make_kit: Callable[.
     assert kit.runs == []
 
 
+@pytest.mark.skipif(
+    sys.version_info < (3, 11),
+    reason="a swallowed cancel is seen through Task.cancelling(), new in Python 3.11",
+)
 async def test_a_run_refuses_to_start_if_its_cancellation_was_swallowed(
     make_kit: Callable[..., Kit],
 ) -> None:

@@ -19,7 +19,11 @@ from byre_jupyter.ui.live import LiveView
 from IPython.display import display, update_display
 from ipywidgets.widgets import widget as wm
 
-before = len(wm._instances)
+# ipywidgets 8.1 keeps open widgets in wm._instances, 8.0 in Widget._active_widgets.
+open_widgets = getattr(wm, '_instances', None)
+if open_widgets is None:
+    open_widgets = wm.Widget._active_widgets
+before = len(open_widgets)
 loop = asyncio.get_running_loop()
 view = TurnView("analysis", "Look at the picture", clock=loop.time)
 live = LiveView(view, models=["opus"], on_stop=lambda: None, on_model=print, loop=loop)
@@ -33,7 +37,7 @@ update_display(data, raw=True, metadata=meta, display_id="turn-1")
 for image, image_meta in images:
     display(image, raw=True, metadata=image_meta)
 live.close()
-print("leftover widgets:", len(wm._instances) - before)
+print("leftover widgets:", len(open_widgets) - before)
 """
 
 

@@ -255,9 +255,16 @@ def test_retry_shows_in_header() -> None:
     assert "retry 1/2 (server_error 500)" in h.live._status.value
 
 
+def live_widgets() -> dict[str, object]:
+    """Every open widget: ``_instances`` since ipywidgets 8.1, ``Widget._active_widgets`` in 8.0."""
+    if hasattr(widget_module, "_instances"):
+        return widget_module._instances  # type: ignore[no-any-return]
+    return widget_module.Widget._active_widgets  # type: ignore[attr-defined,no-any-return]
+
+
 @pytest.mark.parametrize("finish_first", [True, False])
 def test_close_leaves_no_widgets_behind(finish_first: bool) -> None:
-    before = len(widget_module._instances)
+    before = len(live_widgets())
     h = Harness()
     h.feed(
         fx.subagent()[:-1]
@@ -269,13 +276,13 @@ def test_close_leaves_no_widgets_behind(finish_first: bool) -> None:
     )
     if finish_first:
         h.live.finish()
-    assert len(widget_module._instances) > before + 20
+    assert len(live_widgets()) > before + 20
     h.live.close()
-    assert len(widget_module._instances) == before
+    assert len(live_widgets()) == before
     assert h.live.widget.comm is None
     h.live.update(h.view.blocks)  # late updates after close are ignored
     h.loop.advance(1.0)
-    assert len(widget_module._instances) == before
+    assert len(live_widgets()) == before
 
 
 def test_finished_paragraphs_freeze_and_only_the_last_one_is_resent() -> None:

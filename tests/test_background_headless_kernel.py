@@ -1,0 +1,42 @@
+"""A ``--bg`` cell in a headless run (nbclient) says that it ran in the background.
+
+nbclient moves on as soon as a ``--bg`` cell returns and stops recording when the notebook
+ends; a turn still running then used to be saved as an empty card (issue 11). The card now
+carries a note from the start, so the saved notebook says what happened.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from support.kernel import kernel_env as make_kernel_env
+
+from byre_jupyter.scripted import Hang, ScriptedAPI
+
+pytestmark = [pytest.mark.kernel, pytest.mark.cli]
+
+
+def test_headless_background_cell_is_saved_with_a_note(
+    api: ScriptedAPI, cli_path: str, tmp_path: Path
+) -> None:
+    api.on("slowly", Hang())  # still running when the notebook ends
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("%load_ext byre_jupyter"),
+        nbformat.v4.new_code_cell("%%claude --bg\nanswer slowly"),
+        nbformat.v4.new_code_cell("print('after')"),
+    ]
+    env = make_kernel_env(api.url, cli_path, tmp_path)
+    NotebookClient(nb, timeout=120, kernel_name="python3").execute(env=env, cwd=str(workdir))
+    assert nb.cells[2].outputs[0]["text"] == "after\n"  # the run went on past the --bg cell
+    saved = nb.cells[1].outputs
+    assert saved, "the --bg cell recorded nothing"
+    for mime in ("text/plain", "text/markdown", "text/html"):
+        text = saved[-1]["data"][mime]
+        assert "answer slowly" in text  # the card itself
+        assert "in the background (--bg)" in text.replace("\\", ""), (mime, text)
