@@ -92,3 +92,30 @@ def workdir(tmp_path: Path) -> Path:
 
 def which(name: str) -> str | None:
     return shutil.which(name)
+
+
+# -- a real kernel with the extension loaded, for the kernel tier ------------------------------
+
+#: What the shared ``kernel`` fixture runs first.
+KERNEL_LOAD = "%load_ext byre_jupyter\n%config Claude.permission_mode = 'bypassPermissions'"
+
+
+@pytest.fixture
+def kernel_env(api: ScriptedAPI, cli_path: str, tmp_path: Path) -> dict[str, str]:
+    """A kernel's environment: ours, the CLI's pointed at ``api``, state under tmp_path."""
+    from support.kernel import kernel_env as make_kernel_env
+
+    return make_kernel_env(api.url, cli_path, tmp_path)
+
+
+@pytest.fixture
+def kernel(kernel_env: dict[str, str], workdir: Path) -> Iterator[Any]:
+    """A real ipykernel (tests/support/kernel.py) with byre_jupyter loaded, closed after."""
+    from support.kernel import KernelDriver
+
+    driver = KernelDriver(kernel_env, str(workdir))
+    try:
+        assert "Error" not in driver.run(KERNEL_LOAD).texts()
+        yield driver
+    finally:
+        driver.close()

@@ -5,40 +5,16 @@ scripted API. What the model saw is read from the API requests themselves."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from support.kernel import CellRun, KernelDriver
-from support.kernel import kernel_env as make_kernel_env
 
 from byre_jupyter.scripted import Reply, ScriptedAPI, ScriptedRequest, Text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.cli]
 
 LOAD = "%load_ext byre_jupyter\n%config Claude.permission_mode = 'bypassPermissions'"
-
-
-@pytest.fixture
-def kernel_env(api: ScriptedAPI, cli_path: str, tmp_path: Path) -> dict[str, str]:
-    return make_kernel_env(api.url, cli_path, tmp_path)
-
-
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def kernel(kernel_env: dict[str, str], workdir: Path) -> Iterator[KernelDriver]:
-    driver = KernelDriver(kernel_env, str(workdir))
-    try:
-        assert "Error" not in driver.run(LOAD).texts()
-        yield driver
-    finally:
-        driver.close()
 
 
 def ask(kernel: KernelDriver, api: ScriptedAPI, cell: str | None, prompt: str) -> str:

@@ -7,7 +7,6 @@ Real ipykernel kernels (tests/support/kernel.py), the real CLI, the scripted API
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat
@@ -15,7 +14,6 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 from support.kernel import KernelDriver
-from support.kernel import kernel_env as make_kernel_env
 
 from byre_jupyter.scripted import Error, Reply, ScriptedAPI, Text, ToolUse
 
@@ -23,28 +21,6 @@ pytestmark = [pytest.mark.kernel, pytest.mark.cli]
 
 LOAD = "%load_ext byre_jupyter\n%config Claude.permission_mode = 'bypassPermissions'"
 VSCODE = {"cellId": "vscode-notebook-cell:/tmp/x.ipynb#W1sZmlsZQ%3D%3D"}
-
-
-@pytest.fixture
-def kernel_env(api: ScriptedAPI, cli_path: str, tmp_path: Path) -> dict[str, str]:
-    return make_kernel_env(api.url, cli_path, tmp_path)
-
-
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def kernel(kernel_env: dict[str, str], workdir: Path) -> Iterator[KernelDriver]:
-    driver = KernelDriver(kernel_env, str(workdir))
-    try:
-        assert "Error" not in driver.run(LOAD).texts()
-        yield driver
-    finally:
-        driver.close()
 
 
 def bundle(run) -> dict:

@@ -148,13 +148,6 @@ def kernel_env(api: ScriptedAPI, cli_path: str, tmp_path: Path) -> dict[str, str
 
 
 @pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir(exist_ok=True)
-    return path
-
-
-@pytest.fixture
 def kernels(kernel_env: dict[str, str], workdir: Path) -> Iterator[Callable[..., KernelDriver]]:
     started: list[KernelDriver] = []
 

@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
 from support.kernel import KernelDriver
-from support.kernel import kernel_env as make_kernel_env
 from support.rig import tiny_png
 
 from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, Text, ToolUse
@@ -23,28 +21,6 @@ from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, Text, ToolUse
 pytestmark = [pytest.mark.kernel, pytest.mark.cli]
 
 LOAD = "%load_ext byre_jupyter\n%config Claude.permission_mode = 'bypassPermissions'"
-
-
-@pytest.fixture
-def kernel_env(api: ScriptedAPI, cli_path: str, tmp_path: Path) -> dict[str, str]:
-    return make_kernel_env(api.url, cli_path, tmp_path)
-
-
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def kernel(kernel_env: dict[str, str], workdir: Path) -> Iterator[KernelDriver]:
-    driver = KernelDriver(kernel_env, str(workdir))
-    try:
-        assert "Error" not in driver.run(LOAD).texts()
-        yield driver
-    finally:
-        driver.close()
 
 
 def final_bundle(run) -> dict:

@@ -14,13 +14,6 @@ pytestmark = [pytest.mark.kernel, pytest.mark.cli]
 
 
 @pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
 def kernel(
     api: ScriptedAPI, cli_path: str, tmp_path: Path, workdir: Path
 ) -> Iterator[KernelDriver]:

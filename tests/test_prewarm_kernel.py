@@ -29,13 +29,6 @@ def cli_children(kernel: KernelDriver, cli_path: str) -> list[psutil.Process]:
     return found
 
 
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
-
-
 def test_the_cli_starts_when_the_extension_loads(
     api: ScriptedAPI, cli_path: str, tmp_path: Path, workdir: Path
 ) -> None:
