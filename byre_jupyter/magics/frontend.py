@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from IPython.display import DisplayHandle, clear_output, display
+from IPython.display import DisplayHandle, display
 
 from ..ui import LiveView, TerminalPrinter, TurnView, static_outputs
 from ..ui.approval import ApprovalCard
@@ -191,8 +191,10 @@ class StaticSurface(_NoControls):
     that grow with the square of the answer (issue 9: 56 kB for a 1.5 kB answer). So the draft
     sends each finished part once: the slot being refreshed holds only the growing tail, and
     when the tail is long enough its finished prefix stays where it is (a last update) and a new
-    slot below takes the rest. At the end ``clear_output(wait=True)`` drops the draft as the
-    record arrives (nothing flickers), and the record is the same bundle and images as always.
+    slot below takes the rest. At the end the first slot becomes the record (the same bundle
+    as always, images after it) and the other parts' slots are emptied in place: an empty
+    bundle shows nothing. Not ``clear_output``: that would also wipe whatever else the cell
+    shows (a warning, the stale-answer mark slot).
 
     A background (``--bg``) turn refreshes its whole bundle in place instead: by then another
     cell is running, and a clear_output would clear that cell.
@@ -209,6 +211,8 @@ class StaticSurface(_NoControls):
         self.view = view
         self.draft = draft
         self.handle = DisplayHandle()
+        #: Every slot the draft has shown, the first one first.
+        self._parts: list[DisplayHandle] = [self.handle]
         #: Characters of the draft's body already sent as finished parts.
         self._sent = 0
         if draft:
@@ -236,6 +240,7 @@ class StaticSurface(_NoControls):
             tail = tail[cut:]
             reopen = "```\n" if close else ""
             self.handle = DisplayHandle()
+            self._parts.append(self.handle)
             first = True
         text = f"{reopen}{tail}\n\n{footer}\n"
         if first:
@@ -252,10 +257,14 @@ class StaticSurface(_NoControls):
         if not self.draft:
             _replace_with_static(self.view, self.handle)
             return
-        clear_output(wait=True)
         outputs = static_outputs(self.view)
-        for data, metadata in outputs:
-            display(data, metadata=metadata, raw=True)
+        data, metadata = outputs[0]
+        record, *finished = self._parts
+        record.update(data, metadata=metadata, raw=True)
+        for part in finished:
+            part.update({}, raw=True)
+        for extra_data, extra_metadata in outputs[1:]:
+            display(extra_data, metadata=extra_metadata, raw=True)
 
 
 class TerminalSurface(_NoControls):
