@@ -63,5 +63,5 @@ def test_doctor_prints_text_with_marks_every_font_has(
     shell.run_line_magic("claude", "doctor")
     out = capsys.readouterr().out
     assert "<IPython.core.display.Markdown object>" not in out
-    assert "Claude CLI" in out and "✗ missing" in out and "✓ ok" in out
+    assert "Claude CLI" in out and "| ✗ |" in out and "| ✓ |" in out
     assert not {"✅", "❌"} & set(out)
