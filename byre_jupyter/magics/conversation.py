@@ -216,10 +216,13 @@ class Conversations:
         if placement.fork and session.busy:
             # A --bg turn still runs on the session: moving it would cut that turn off.
             placement = Placement(tree.current, fork=False)
-        # IPython counts the running cell before it runs: its In [n] is one less, as in
-        # ipykernel's execute_reply (``shell.execution_count - 1``).
-        counter = getattr(self.host.shell, "execution_count", None)
-        count = counter - 1 if isinstance(counter, int) else None
+        # The running cell's In [n]: its input is stored before it runs, so it is the last
+        # entry of the input history. (``shell.execution_count`` is n during the cell on
+        # IPython 8 but n + 1 on IPython 9, which counts before running.)
+        history = getattr(
+            getattr(self.host.shell, "history_manager", None), "input_hist_parsed", None
+        )
+        count = len(history) - 1 if isinstance(history, list) and history else None
         if placement.fork:
             for node in tree.left_behind(placement.parent, cell):
                 self._mark(node, count)
