@@ -156,6 +156,9 @@ def test_interrupt_while_the_cli_never_initializes_kills_it_then_next_cell_answe
     assert starting.reply["status"] == "error", starting.texts()
     assert starting.reply["ename"] == "CellInterrupted"
     poll(lambda: not alive(pid), 10, "the half-started CLI to be killed")
+    # The kernel aborts what arrives until it has finished aborting the queue (ipykernel 6.29
+    # ends that on a later loop turn, which takes a while on a loaded machine): wait for it.
+    kernel.wait(lambda: kernel.run("1").reply["status"] == "ok", timeout=30)
 
     nxt = kernel.run("%%claude\nNEXT_CELL", timeout=TIMEOUT)
     assert "FRESH_DONE" in markdown(nxt), nxt.texts()
