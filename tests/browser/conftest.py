@@ -23,6 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.rig import cli_env_for
+
+from byre_jupyter.scripted import ScriptedAPI
 
 from .harness import ARTIFACTS, LabPage, LabServer, chromium_available, launch_chromium
 
@@ -122,3 +125,12 @@ def _dump_failure(nodeid: str, lp: LabPage) -> None:
     (ARTIFACTS / f"failed-{stem}.txt").write_text(
         "console:\n" + "\n".join(lp.console) + f"\n\niopub:\n{iopub}\n\n{lp.server.log_tail(80)}\n"
     )
+
+
+@pytest.fixture
+def claude_env(api: ScriptedAPI, cli_path: str, tmp_path: Path) -> dict[str, str]:
+    """The kernel environment for %%claude: the CLI env, the CLI path, a private state dir."""
+    env = cli_env_for(api.url, tmp_path / "home")
+    env["BYRE_CLAUDE_PATH"] = cli_path
+    env["BYRE_STATE_DIR"] = str(tmp_path / "state")
+    return env

@@ -14,10 +14,8 @@ at 700 px scrolled to the end and to the start).
 from __future__ import annotations
 
 import secrets
-from pathlib import Path
 
 import pytest
-from support.rig import cli_env_for
 
 from byre_jupyter.scripted import Reply, ScriptedAPI, Text, ToolUse
 from byre_jupyter.ui.reveal import reveal
@@ -28,14 +26,6 @@ from .test_approvals import ALLOW, static_data, wait_for_card
 pytestmark = pytest.mark.cli
 
 BODY = "pre.byre-approval-body"
-
-
-@pytest.fixture
-def claude_env(api: ScriptedAPI, cli_path: str, tmp_path: Path) -> dict[str, str]:
-    env = cli_env_for(api.url, tmp_path / "home")
-    env["BYRE_CLAUDE_PATH"] = cli_path
-    env["BYRE_STATE_DIR"] = str(tmp_path / "state")
-    return env
 
 
 # Scroll the body box to its end; then where the tail marker's text is, relative to the box.

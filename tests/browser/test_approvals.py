@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.rig import cli_env_for
 
 from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, ScriptedRequest, Text, ToolUse
 
@@ -44,15 +43,6 @@ MODE_LABEL = "Permissions"  # the menu's visible label
 
 # --------------------------------------------------------------------------------------------
 # helpers
-
-
-@pytest.fixture
-def claude_env(api: ScriptedAPI, cli_path: str, tmp_path: Path) -> dict[str, str]:
-    """The kernel environment for %%claude: the CLI env, the CLI path, a private state dir."""
-    env = cli_env_for(api.url, tmp_path / "home")
-    env["BYRE_CLAUDE_PATH"] = cli_path
-    env["BYRE_STATE_DIR"] = str(tmp_path / "state")
-    return env
 
 
 def open_notebook(lab: LabPage, env: dict[str, str], *cells: str) -> Path:

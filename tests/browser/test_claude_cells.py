@@ -20,11 +20,10 @@ import statistics
 import threading
 import time
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import pytest
-from support.rig import cli_env_for, tiny_png
+from support.rig import tiny_png
 
 from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, ScriptedRequest, Text, ToolUse
 from byre_jupyter.scripted import server as scripted_server
@@ -44,15 +43,6 @@ STOP_BUTTON = 'button.widget-button:has-text("Stop")'
 
 # --------------------------------------------------------------------------------------------
 # helpers
-
-
-@pytest.fixture
-def claude_env(api: ScriptedAPI, cli_path: str, tmp_path: Path) -> dict[str, str]:
-    """The kernel environment for %%claude: the CLI env, the CLI path, a private state dir."""
-    env = cli_env_for(api.url, tmp_path / "home")
-    env["BYRE_CLAUDE_PATH"] = cli_path
-    env["BYRE_STATE_DIR"] = str(tmp_path / "state")
-    return env
 
 
 def open_claude_notebook(

@@ -9,10 +9,9 @@ import pytest
 from byre_jupyter.scripted import Reply, ScriptedAPI, Text, ToolUse
 
 from .harness import LabPage
-from .test_approvals import (  # noqa: F401  (claude_env is a fixture)
+from .test_approvals import (
     ALLOW,
     DENY,
-    claude_env,
     open_notebook,
     tool_result_for,
     wait_for_card,
@@ -25,7 +24,7 @@ pytestmark = pytest.mark.cli
 def test_read_tools_ask_shows_a_card_in_the_cell(
     lab: LabPage,
     api: ScriptedAPI,
-    claude_env: dict[str, str],  # noqa: F811
+    claude_env: dict[str, str],
     choice: str,
 ) -> None:
     open_notebook(

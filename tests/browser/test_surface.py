@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.rig import cli_env_for
 
 from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, Text, ToolUse
 
@@ -25,14 +24,6 @@ pytestmark = pytest.mark.cli
 LOAD = '%load_ext byre_jupyter\n%config Claude.permission_mode = "bypassPermissions"'
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 STATUS = ".byre-status"
-
-
-@pytest.fixture
-def claude_env(api: ScriptedAPI, cli_path: str, tmp_path: Path) -> dict[str, str]:
-    env = cli_env_for(api.url, tmp_path / "home")
-    env["BYRE_CLAUDE_PATH"] = cli_path
-    env["BYRE_STATE_DIR"] = str(tmp_path / "state")
-    return env
 
 
 def open_claude_notebook(lab: LabPage, env: dict[str, str], *cells: str) -> str:

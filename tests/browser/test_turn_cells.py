@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.rig import cli_env_for
 
 from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, Text, ToolUse
 
@@ -32,14 +31,6 @@ ASKS = "Claude asks:"
 ALLOW = 'button.widget-button:has-text("Allow once")'
 ALWAYS = 'button.widget-button:has-text("Always allow (session)")'
 STOP = 'button.widget-button:has-text("Stop")'
-
-
-@pytest.fixture
-def claude_env(api: ScriptedAPI, cli_path: str, tmp_path: Path) -> dict[str, str]:
-    env = cli_env_for(api.url, tmp_path / "home")
-    env["BYRE_CLAUDE_PATH"] = cli_path
-    env["BYRE_STATE_DIR"] = str(tmp_path / "state")
-    return env
 
 
 def open_notebook(lab: LabPage, env: dict[str, str], *cells: str) -> Path:
