@@ -108,6 +108,17 @@ def parse_cell_args(line: str) -> Any:
     return args
 
 
+def _session_option(rest: list[str], command: str) -> tuple[str, list[str]]:
+    """``-s NAME`` taken out of a subcommand's words: (the session name, the other words)."""
+    if "-s" not in rest:
+        return "default", rest
+    i = rest.index("-s")
+    if i + 1 >= len(rest):
+        raise UsageError(f"%claude {command}: -s needs a session name")
+    name = _check_session_name(rest[i + 1], f"%claude {command} -s")
+    return name, rest[:i] + rest[i + 2 :]
+
+
 def _check_session_name(name: str, where: str) -> str:
     """Session names are letters, digits, - and _ (they name transcript files, table rows)."""
     if not name or not name.replace("-", "_").isidentifier():
@@ -268,13 +279,7 @@ class ClaudeMagics(Magics):
         self._show("\n".join(lines))
 
     def _cmd_model(self, rest: list[str]) -> str | None:
-        name = "default"
-        if "-s" in rest:
-            i = rest.index("-s")
-            if i + 1 >= len(rest):
-                raise UsageError("%claude model: -s needs a session name")
-            name = _check_session_name(rest[i + 1], "%claude model -s")
-            rest = rest[:i] + rest[i + 2 :]
+        name, rest = _session_option(rest, "model")
         session = self.ext.session(name)
         if not rest:
             return session.model or "default"
@@ -362,13 +367,7 @@ class ClaudeMagics(Magics):
         print(render_history(name, tree))
 
     def _cmd_checkout(self, rest: list[str]) -> None:
-        name = "default"
-        if "-s" in rest:
-            i = rest.index("-s")
-            if i + 1 >= len(rest):
-                raise UsageError("%claude checkout: -s needs a session name")
-            name = _check_session_name(rest[i + 1], "%claude checkout -s")
-            rest = rest[:i] + rest[i + 2 :]
+        name, rest = _session_option(rest, "checkout")
         if len(rest) != 1:
             raise UsageError(
                 "%claude checkout TURN [-s NAME]: one turn (#N, [N], a cell id, start)"
