@@ -9,13 +9,14 @@ inheriting anything. Lines are bytes, split by the transport; parsing is the cha
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Protocol
 
 from ..errors import LineTooLongError
+from ..protocol.framing import LineSplitter
 from .launch import LaunchSpec
 
-__all__ = ["Transport", "TransportFactory"]
+__all__ = ["Transport", "TransportFactory", "line_batches"]
 
 
 class Transport(Protocol):
@@ -60,3 +61,21 @@ class Transport(Protocol):
 
 #: Builds the transport for one launch of the CLI (the session calls it at every (re)start).
 TransportFactory = Callable[[LaunchSpec], Transport]
+
+
+async def line_batches(
+    read: Callable[[], Awaitable[bytes | None]], max_line_bytes: int
+) -> AsyncIterator[list[bytes | LineTooLongError]]:
+    """The complete lines of each chunk ``read`` returns, as a list, until it returns an empty
+    chunk or None (EOF): one await per chunk, not per line. Every transport's ``batches``."""
+    splitter = LineSplitter(max_line_bytes)
+    while True:
+        chunk = await read()
+        if not chunk:
+            tail = list(splitter.finish())
+            if tail:
+                yield tail
+            return
+        batch = list(splitter.feed(chunk))
+        if batch:
+            yield batch

@@ -15,7 +15,8 @@ from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 from ..errors import CLIConnectionError, CLIProcessError, LineTooLongError
-from ..protocol.framing import DEFAULT_MAX_LINE_BYTES, LineSplitter
+from ..protocol.framing import DEFAULT_MAX_LINE_BYTES
+from .base import line_batches
 
 __all__ = ["MemoryTransport", "Peer", "PeerEnd"]
 
@@ -99,17 +100,8 @@ class MemoryTransport:
         self.end._stdin.put_nowait(data)
 
     async def batches(self) -> AsyncIterator[list[bytes | LineTooLongError]]:
-        splitter = LineSplitter(self.max_line_bytes)
-        while True:
-            chunk = await self.end._stdout.get()
-            if chunk is None:
-                tail = list(splitter.finish())
-                if tail:
-                    yield tail
-                return
-            batch = list(splitter.feed(chunk))
-            if batch:
-                yield batch
+        async for batch in line_batches(self.end._stdout.get, self.max_line_bytes):
+            yield batch
 
     async def wait(self) -> int:
         assert self._task is not None

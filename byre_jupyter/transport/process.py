@@ -29,7 +29,8 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 
 from ..errors import CLIConnectionError, CLIProcessError, LineTooLongError
-from ..protocol.framing import DEFAULT_MAX_LINE_BYTES, LineSplitter
+from ..protocol.framing import DEFAULT_MAX_LINE_BYTES
+from .base import line_batches
 from .launch import LaunchSpec, build_argv, build_env, find_cli
 
 __all__ = ["SubprocessTransport", "subprocess_transport"]
@@ -172,17 +173,8 @@ class SubprocessTransport:
         """
         assert self._proc is not None and self._proc.stdout is not None
         stdout = self._proc.stdout
-        splitter = LineSplitter(self.max_line_bytes)
-        while True:
-            chunk = await stdout.read(_READ_CHUNK)
-            if not chunk:
-                tail = list(splitter.finish())
-                if tail:
-                    yield tail
-                return
-            batch = list(splitter.feed(chunk))
-            if batch:
-                yield batch
+        async for batch in line_batches(lambda: stdout.read(_READ_CHUNK), self.max_line_bytes):
+            yield batch
 
     async def lines(self) -> AsyncIterator[bytes | LineTooLongError]:
         """Yield stdout lines one by one until EOF (see :meth:`batches`)."""
