@@ -22,6 +22,7 @@ import pytest
 from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, Text, ToolUse
 
 from .harness import HarnessError, LabPage, new_notebook
+from .test_approvals import wait_for_card
 
 pytestmark = pytest.mark.cli
 
@@ -56,26 +57,6 @@ def wait_until(check: Any, timeout: float, what: str) -> None:
 
 def card_count(lab: LabPage, i: int) -> int:
     return int(lab.output_locator(i).get_by_text(ASKS).count())
-
-
-def wait_for_card(lab: LabPage, i: int, timeout: float = 60.0) -> Any:
-    """Wait until exactly one approval card is visible in cell ``i``; return its box."""
-    header = lab.output_locator(i).get_by_text(ASKS)
-    try:
-        header.first.wait_for(state="visible", timeout=timeout * 1000)
-    except Exception as e:
-        raise HarnessError(
-            f"no approval card in cell {i} within {timeout:g}s; output: "
-            f"{lab.output_text(i)[-1500:]!r}"
-        ) from e
-    assert header.count() == 1, lab.output_text(i)
-    box = (
-        lab.output_locator(i)
-        .locator(".widget-vbox")
-        .filter(has=lab.page.get_by_text(ASKS))
-        .filter(has=lab.page.locator(ALLOW))
-    )
-    return box.last
 
 
 def wait_for_live(lab: LabPage, i: int, timeout: float = 60.0) -> None:
