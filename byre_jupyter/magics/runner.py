@@ -128,8 +128,11 @@ class TurnController:
         try:
             try:
                 # Its own task, so Stop can abandon the start without cancelling the cell.
+                told = len(session.notices)
                 self._starting = asyncio.ensure_future(session.start())
                 await self._starting
+                for text in session.notices[told:]:  # e.g. a conversation that was lost
+                    view.add_notice("warning", text)
                 if self.stopped:
                     raise asyncio.CancelledError  # Stop while the CLI started: send nothing
                 self.surface.set_models(_model_values(session), session.model or "default")

@@ -114,6 +114,8 @@ class Session:
         self._cost_reported: tuple[float, int] | None = None
         self._cost_last_seen: tuple[float, int] | None = None
         self.restarts = 0
+        #: Things the user should know that are not errors of a turn (e.g. lost history).
+        self.notices: list[str] = []
 
         self._transport: Transport | None = None
         self._channel: ControlChannel | None = None
@@ -188,8 +190,34 @@ class Session:
         async with self._start_lock:
             if self._channel is not None and self.running:
                 return
-            await self._spawn()
+            try:
+                await self._spawn()
+            except CLIProcessError as e:
+                if not self._unrecorded(e):
+                    raise
+                # Our own conversation, never written by the CLI (it can emit a first answer
+                # before saving it; killed right then, nothing is left to resume): go on in a
+                # new conversation rather than fail every later turn (docs/processes.md).
+                lost, self.session_id = self.session_id, str(uuidlib.uuid4())
+                self._has_history = False
+                self.notices.append(
+                    f"conversation {lost} could not be resumed: the CLI had not recorded it "
+                    f"before it died; continuing in a new conversation {self.session_id} "
+                    "without the earlier turns"
+                )
+                log.warning("byre: %s", self.notices[-1])
+                await self._spawn()
             self._cost_reported = None  # a new process: its running total starts afresh
+
+    def _unrecorded(self, error: CLIProcessError) -> bool:
+        """Did a restart fail because the CLI never recorded *our own* conversation? Never
+        true for a conversation the user asked to resume (that error is theirs to see)."""
+        return (
+            self._fork_at is None
+            and self._has_history
+            and self.session_id != self.options.resume
+            and "No conversation found" in error.stderr_tail
+        )
 
     def _launch_spec(self) -> LaunchSpec:
         resume = fork_at = None

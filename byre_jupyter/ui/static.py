@@ -159,6 +159,7 @@ def _notice_text(notice: NoticeView) -> str:
     marks = {
         "error": "Error: ",
         "retry": "Retry: ",
+        "warning": "Warning: ",
         "permission": "Permission denied: ",
         "approved": "Approved: ",
     }
