@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import os
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -85,7 +86,18 @@ _CHARS_PER_TOKEN = 4
 #: ``max_saved_images_mb`` sets it per turn). Two turns once made a 107 MB notebook.
 DEFAULT_IMAGE_BUDGET = 5 * 1024 * 1024
 #: The note the CLI appends next to every image it saved (§5, §8).
-_IMAGE_NOTE = re.compile(r"^\s*\[Image: source: [^\n]*\]\s*$")
+#: The CLI's note of where it saved a tool's image (under the author's home): the image itself
+#: is shown, so the line goes, wherever it sits in the result's text.
+_IMAGE_NOTE = re.compile(r"^[ \t]*\[Image: source: [^\n]*\][ \t]*(?:\n|$)", re.M)
+
+
+def _without_home(text: str, home: str = os.path.expanduser("~")) -> str:
+    """Tool output with the author's home directory written ``~``: saved and shared notebooks
+    should not carry it (issue 11). Only whole paths that start there (``/root/x``, not
+    ``/rootfs`` or ``/opt/root/x``)."""
+    if len(home) <= 1 or home not in text:
+        return text
+    return re.sub(r"(?<![\w./~-])" + re.escape(home) + r"(?![\w.-])", "~", text)
 
 
 # --- the turn -------------------------------------------------------------------------------
@@ -490,12 +502,8 @@ class TurnView:
         card = self._cards.get(result.tool_use_id)
         if card is None:  # a result for a call we never saw: still show it
             card = self._new_card(result.tool_use_id, "tool", self._container(parent_tool_use_id))
-        texts = [
-            b.text
-            for b in result.content
-            if isinstance(b, TextBlock) and not _IMAGE_NOTE.match(b.text)
-        ]
-        card.result_text = "\n".join(texts)
+        texts = [_IMAGE_NOTE.sub("", b.text) for b in result.content if isinstance(b, TextBlock)]
+        card.result_text = _without_home("\n".join(t for t in texts if t.strip()))
         card.is_error = result.is_error
         for image in result.images:
             view = self._image(image, f"tool {card.label}")

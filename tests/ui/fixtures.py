@@ -455,21 +455,25 @@ MCP_TOOL = "toolu_mcp_01"
 MCP_CODE = "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nprint(6 * 7)"
 
 
-def mcp_image() -> list[Wire]:
+IMAGE_NOTE = (
+    "[Image: source: /root/.claude/projects/-work-nb/s/tool-results/mcp-byre-blob-1795-s746x1.png]"
+)
+
+
+def mcp_image(text: str = "executed 10 chars; out: 42", note_inline: bool = False) -> list[Wire]:
+    """A kernel tool's text and image; the CLI's note of where it saved the image comes as its
+    own text block or (as 2.1.328 writes it for our tools) at the end of the text."""
     b = Builder("mcp")
     m1, m2 = "msg_mcp_1", "msg_mcp_2"
-    content: list[Wire] = [
-        {"type": "text", "text": "executed 10 chars; out: 42"},
-        {
-            "type": "image",
-            "source": {"type": "base64", "media_type": "image/png", "data": PNG2_B64},
-        },
-        {
-            "type": "text",
-            "text": "[Image: source: /root/.claude/projects/-work-nb/s/tool-results/"
-            "mcp-byre-blob-1795-s746x1.png]",
-        },
-    ]
+    image: Wire = {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": PNG2_B64},
+    }
+    content: list[Wire] = (
+        [{"type": "text", "text": f"{text}\n{IMAGE_NOTE}\n"}, image]
+        if note_inline
+        else [{"type": "text", "text": text}, image, {"type": "text", "text": IMAGE_NOTE}]
+    )
     return [
         b.init(),
         b.status(),

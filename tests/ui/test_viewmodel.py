@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 import subprocess
 import sys
 
@@ -160,6 +161,23 @@ def test_mcp_result_keeps_text_and_image_and_drops_the_image_source_note() -> No
     assert card.result_text == "executed 10 chars; out: 42"
     assert [i.data for i in card.images] == [fx.PNG2]
     assert view.parent_id(card.images[0].id) == card.id
+
+
+def test_the_image_source_note_goes_also_from_inside_a_text_block() -> None:
+    view, _ = fx.run_turn(fx.mcp_image("[stdout]\nsum = 45\n\n[images] 1 attached", True))
+    card = view.card(fx.MCP_TOOL)
+    assert card is not None
+    assert card.result_text == "[stdout]\nsum = 45\n\n[images] 1 attached\n"
+    assert len(card.images) == 1
+
+
+def test_the_authors_home_directory_is_written_as_a_tilde_in_tool_output() -> None:
+    home = os.path.expanduser("~")
+    text = f"wrote {home}/proj/a.py\ncwd {home}\n'{home}'\nnot {home}fs/x nor /opt{home}/x"
+    view, _ = fx.run_turn(fx.mcp_image(text))
+    card = view.card(fx.MCP_TOOL)
+    assert card is not None
+    assert card.result_text == f"wrote ~/proj/a.py\ncwd ~\n'~'\nnot {home}fs/x nor /opt{home}/x"
 
 
 def test_subagent_lines_nest_under_the_agent_card() -> None:
