@@ -142,8 +142,12 @@ def _png_path(text: str) -> str:
     return m.group(1) if m else "plot.png"
 
 
+#: The CLI's note of where it saved a tool's image: a model quoting the output leaves it out.
+_IMAGE_NOTE = re.compile(r"^[ \t]*\[Image: source: [^\n]*\][ \t]*(?:\n|$)", re.M)
+
+
 def _fence(text: str) -> str:
-    body = text.strip("\n") or "(no output)"
+    body = _IMAGE_NOTE.sub("", text).strip("\n") or "(no output)"
     return f"```\n{body}\n```"
 
 
