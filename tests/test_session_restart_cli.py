@@ -50,7 +50,7 @@ async def poll_async(check: Callable[[], bool], timeout: float) -> None:
         await asyncio.sleep(0.02)
 
 
-def recorded(home: Path, session_id: str | None) -> list[Path]:
+def conversation_files(home: Path, session_id: str | None) -> list[Path]:
     """The CLI's own record of a conversation (``~/.claude/projects/<cwd>/<id>.jsonl``)."""
     return list((home / ".claude" / "projects").glob(f"*/{session_id}.jsonl"))
 
@@ -59,24 +59,33 @@ def has_assistant_line(files: list[Path]) -> bool:
     return any('"type":"assistant"' in f.read_text() for f in files)
 
 
-async def test_a_cli_killed_after_it_recorded_its_first_answer_is_resumed(
-    api: ScriptedAPI, make_session, tmp_path: Path
-) -> None:
-    """Once the CLI has written the answer to its conversation file, --resume keeps it."""
+async def kill_during_the_first_turn(
+    api: ScriptedAPI, session: Session, home: Path, *, recorded: bool
+) -> str | None:
+    """Start a turn whose Bash tool runs long, kill the CLI once its first answer came (and,
+    with ``recorded``, once the CLI has written it); returns the conversation's id."""
     api.on("run the slow one", Reply(ToolUse("Bash", {"command": SLEEPER})))
     api.on("after the kill", Reply(Text("still here")))
-    session: Session = make_session()
     turn = await session.send("run the slow one")
     first_id = session.session_id
     async for message in turn.events():
         if isinstance(message, AssistantMessage) and message.uuid:
             break
-    # The CLI may emit the line before writing it (2.1.328): wait for the file, not the line.
-    await poll_async(lambda: has_assistant_line(recorded(tmp_path / "home", first_id)), 30)
+    if recorded:  # the CLI may emit the line before writing it (2.1.328): wait for the file
+        await poll_async(lambda: has_assistant_line(conversation_files(home, first_id)), 30)
     assert session._transport is not None
     await session._transport.kill()  # the CLI dies while its Bash tool runs
     first = await asyncio.wait_for(turn.result(), 30)
     assert isinstance(first.error, CLIProcessError)
+    return first_id
+
+
+async def test_a_cli_killed_after_it_recorded_its_first_answer_is_resumed(
+    api: ScriptedAPI, make_session, tmp_path: Path
+) -> None:
+    """Once the CLI has written the answer to its conversation file, --resume keeps it."""
+    session: Session = make_session()
+    first_id = await kill_during_the_first_turn(api, session, tmp_path / "home", recorded=True)
     second = await asyncio.wait_for(session.query("after the kill"), 60)
     assert not second.is_error, second.error_message
     assert second.session_id == first_id
@@ -91,20 +100,10 @@ async def test_a_conversation_the_cli_never_recorded_goes_on_as_a_new_one_and_sa
     finds nothing ("No conversation found"). Made deterministic here by removing the record:
     the next turn must still answer, in a new conversation, with a notice that history was lost
     (never a session that fails every later turn)."""
-    api.on("run the slow one", Reply(ToolUse("Bash", {"command": SLEEPER})))
-    api.on("after the kill", Reply(Text("still here")))
     api.on("and once more", Reply(Text("again")))
     session: Session = make_session()
-    turn = await session.send("run the slow one")
-    first_id = session.session_id
-    async for message in turn.events():
-        if isinstance(message, AssistantMessage) and message.uuid:
-            break
-    assert session._transport is not None
-    await session._transport.kill()
-    first = await asyncio.wait_for(turn.result(), 30)
-    assert isinstance(first.error, CLIProcessError)
-    for path in recorded(tmp_path / "home", first_id):
+    first_id = await kill_during_the_first_turn(api, session, tmp_path / "home", recorded=False)
+    for path in conversation_files(tmp_path / "home", first_id):
         path.unlink()  # what a kill before the CLI's write leaves: no record
 
     second = await asyncio.wait_for(session.query("after the kill"), 60)
