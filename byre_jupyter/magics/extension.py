@@ -14,6 +14,7 @@ import logging
 import os
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from IPython.core.interactiveshell import InteractiveShell
@@ -22,7 +23,7 @@ from ..errors import ByreError
 from ..kernel import ApprovalDecision as PythonDecision
 from ..kernel import PythonApproval, PythonRunner, ToolApproval, kernel_tools
 from ..session import Deny, McpServer, PermissionRequest, Session, SessionManager, TurnResult
-from ..session.index import NOTEBOOK_ENV, ResumeIndex, default_index_path, resume_keys
+from ..session.index import NOTEBOOK_ENV, ResumeIndex, resume_keys
 from ..session.permissions import Allow
 from ..ui import TurnView
 from ..ui.approval import ApprovalCard, ApprovalDecision, describe_request
@@ -47,7 +48,6 @@ READ_HEADLESS = (
     "click here (a headless run). The user can allow it with "
     "`%config Claude.read_tools = 'allow'`."
 )
-STATE_FILE = default_index_path()
 
 log = logging.getLogger(__name__)
 
@@ -218,7 +218,7 @@ class ClaudeExtension:
 
     def resume(self, name: str, session_id: str | None) -> Session:
         keys = resume_keys(name, self.cwd(), os.environ.get(NOTEBOOK_ENV))
-        session_id = session_id or ResumeIndex(STATE_FILE).find(keys)
+        session_id = session_id or ResumeIndex(self.state_file()).find(keys)
         if not session_id:
             from IPython.core.error import UsageError
 
@@ -377,12 +377,16 @@ class ClaudeExtension:
     def _key(self, name: str) -> str:
         return resume_keys(name, self.cwd(), os.environ.get(NOTEBOOK_ENV))[0]
 
+    def state_file(self) -> Path:
+        """The resume index, ``sessions.json`` in ``Claude.state_dir``."""
+        return Path(self.config.state_dir).expanduser() / "sessions.json"
+
     def remembered(self) -> dict[str, str]:
-        return ResumeIndex(STATE_FILE).read()
+        return ResumeIndex(self.state_file()).read()
 
     def remember(self, session: Session, result: TurnResult) -> None:
         if result.session_id:
-            ResumeIndex(STATE_FILE).set(self._key(session.name), result.session_id)
+            ResumeIndex(self.state_file()).set(self._key(session.name), result.session_id)
 
     # -- frontend ------------------------------------------------------------------------
 

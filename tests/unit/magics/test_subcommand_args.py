@@ -7,7 +7,6 @@ InteractiveShell with the extension loaded; no session ever starts a CLI.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,8 +18,6 @@ from IPython.core.interactiveshell import InteractiveShell
 import byre_jupyter.magics as magics_pkg
 from byre_jupyter.transport.process import SubprocessTransport
 
-extension_mod = importlib.import_module("byre_jupyter.magics.extension")
-
 
 @pytest.fixture
 def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[InteractiveShell]:
@@ -28,7 +25,7 @@ def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Interacti
         raise AssertionError("a CLI process was about to start")
 
     monkeypatch.setattr(SubprocessTransport, "start", no_process)
-    monkeypatch.setattr(extension_mod, "STATE_FILE", tmp_path / "sessions.json")
+    monkeypatch.setenv("BYRE_STATE_DIR", str(tmp_path))
     monkeypatch.setenv("BYRE_CLAUDE_PATH", str(tmp_path / "no-such-claude"))
     ip = InteractiveShell.instance()
     if magics_pkg.extension() is not None:
