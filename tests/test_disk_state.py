@@ -97,6 +97,7 @@ print(json.dumps({"reads": reads, "corrupt": corrupt}))
 """
 
 
+@pytest.mark.slow  # three interpreters racing for ~10 s
 def test_index_keeps_every_entry_of_concurrent_writers_and_readers_never_see_half_a_file(
     tmp_path: Path,
 ) -> None:
