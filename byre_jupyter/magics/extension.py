@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -370,7 +371,18 @@ class ClaudeExtension:
             return
         task = loop.create_task(coro)
         self.background.add(task)
-        task.add_done_callback(self.background.discard)
+        task.add_done_callback(self._background_done)
+
+    def _background_done(self, task: Any) -> None:
+        """A scheduled task ended. The cell that started it has returned, so its failure cannot
+        fail that cell, and left unretrieved it would reach only the kernel's log: show it, as
+        IPython shows an error (one line, no traceback)."""
+        self.background.discard(task)
+        if task.cancelled():
+            return
+        error = task.exception()
+        if error is not None:
+            print(f"{type(error).__name__}: {error}", file=sys.stderr)
 
     # -- memory of conversations -----------------------------------------------------------
 

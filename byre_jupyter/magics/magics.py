@@ -207,16 +207,15 @@ class ClaudeMagics(Magics):
         # (inside a task it would only be an unretrieved task exception).
         plan = self.prepare(line, cell)
         try:
-            loop = asyncio.get_running_loop()
+            asyncio.get_running_loop()
         except RuntimeError:
             from IPython.core.async_helpers import get_asyncio_loop
 
             get_asyncio_loop().run_until_complete(self.execute(plan))
             return
-        # The turn outlives this call, as a --bg turn does: its failure cannot fail the cell.
-        task = loop.create_task(self.execute(plan, detached=True))
-        self.ext.background.add(task)
-        task.add_done_callback(self.ext.background.discard)
+        # The turn outlives this call, as a --bg turn does: its failure cannot fail the cell
+        # (what fails after parsing, such as the CLI refusing -m, is shown by schedule).
+        self.ext.schedule(self.execute(plan, detached=True))
 
     claude_cell.__doc__ = _cell_args.__doc__
 
