@@ -805,6 +805,7 @@ def test_demo_tool_error_is_reported_not_retried(demo: ScriptedAPI) -> None:
 # ------------------------------------------------------------------------------------ __main__
 
 
+@pytest.mark.slow  # starts python -m byre_jupyter.scripted
 def test_module_entry_point_prints_url_and_serves() -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "byre_jupyter.scripted", "--port", "0", "--script", "demo"],
