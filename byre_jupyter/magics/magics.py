@@ -11,6 +11,7 @@ import asyncio
 import html
 import os
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -290,8 +291,25 @@ class ClaudeMagics(Magics):
             args = parser.parse_args(rest)
         except _HelpShown:
             return None
-        handler = getattr(self, f"_cmd_{command}")
-        return handler(args)
+        return self._handlers()[command](args)
+
+    def _handlers(self) -> dict[str, Callable[[argparse.Namespace], Any]]:
+        """What runs each subcommand (one entry per parser in SUBCOMMANDS)."""
+        return {
+            "sessions": self._cmd_sessions,
+            "model": self._cmd_model,
+            "new": self._cmd_new,
+            "stop": self._cmd_stop,
+            "close": self._cmd_close,
+            "resume": self._cmd_resume,
+            "usage": self._cmd_usage,
+            "transcript": self._cmd_transcript,
+            "permissions": self._cmd_permissions,
+            "history": self._cmd_history,
+            "checkout": self._cmd_checkout,
+            "doctor": self._cmd_doctor,
+            "help": self._cmd_help,
+        }
 
     def _existing(self, name: str) -> Any:
         session = self.ext.manager.peek(name)

@@ -16,6 +16,7 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 import byre_jupyter.magics as magics_pkg
+import byre_jupyter.magics.magics as magics_mod
 from byre_jupyter.transport.process import SubprocessTransport
 
 
@@ -145,3 +146,8 @@ def test_resume_from_is_parsed_and_not_yet_available(shell: InteractiveShell) ->
     with pytest.raises(UsageError, match="not both"):
         shell.run_line_magic("claude", "resume side abc --from other.ipynb")
     assert sessions() == before
+
+
+def test_every_parser_has_a_handler(shell: InteractiveShell) -> None:
+    magics = magics_pkg._MAGICS
+    assert list(magics._handlers()) == list(magics_mod.SUBCOMMANDS)
