@@ -207,16 +207,16 @@ class ClaudeMagics(Magics):
         # Bad input raises UsageError here, in the caller's cell, before anything is scheduled
         # (inside a task it would only be an unretrieved task exception).
         plan = self.prepare(line, cell)
+        # With a loop running (a kernel), the turn outlives this call, as a --bg turn does: its
+        # failure cannot fail the cell (what fails after parsing, such as the CLI refusing -m,
+        # is shown by schedule). Without one (terminal IPython), schedule runs it to the end.
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            from IPython.core.async_helpers import get_asyncio_loop
-
-            get_asyncio_loop().run_until_complete(self.execute(plan))
-            return
-        # The turn outlives this call, as a --bg turn does: its failure cannot fail the cell
-        # (what fails after parsing, such as the CLI refusing -m, is shown by schedule).
-        self.ext.schedule(self.execute(plan, detached=True))
+            detached = False
+        else:
+            detached = True
+        self.ext.schedule(self.execute(plan, detached=detached))
 
     claude_cell.__doc__ = _cell_args.__doc__
 
@@ -263,9 +263,7 @@ class ClaudeMagics(Magics):
             node=node,
         )
         if args.bg:
-            task = asyncio.get_running_loop().create_task(run_turn(self.ext, request))
-            self.ext.background.add(task)
-            task.add_done_callback(self.ext.background.discard)
+            self.ext.schedule(run_turn(self.ext, request))
             return
         await run_turn(self.ext, request)
 
