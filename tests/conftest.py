@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -119,3 +120,12 @@ def kernel(kernel_env: dict[str, str], workdir: Path) -> Iterator[Any]:
         yield driver
     finally:
         driver.close()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Move every object alive after collection (the imported modules of IPython, pandas,
+    matplotlib, ipywidgets...) out of the collector's reach. ``InteractiveShell.reset`` runs a
+    full ``gc.collect()`` (its displayhook flush), and tests that reset the shell per test paid
+    for walking that whole heap each time: ~0.2 s alone, ~1 s in the full run. Objects the
+    tests create are still collected as before."""
+    gc.freeze()

@@ -16,10 +16,14 @@ import pytest
 
 pytest.importorskip("psutil")
 pytest.importorskip("jupyter_client")
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("claude_agent_sdk") is None,
-    reason="claude-agent-sdk is not installed (pip install -e .[bench])",
-)
+pytestmark = [
+    # Every benchmark at smoke size: kernels, CLI processes and ~90 s.
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        importlib.util.find_spec("claude_agent_sdk") is None,
+        reason="claude-agent-sdk is not installed (pip install -e .[bench])",
+    ),
+]
 
 from bench.__main__ import NAMES, PROFILES, render_markdown, run  # noqa: E402
 from bench.common import Section, machine_info, real_cli  # noqa: E402

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import builtins
-import importlib
 import json
 import os
 import posix
@@ -35,8 +34,6 @@ from byre_jupyter.magics.inputs import resolve_image
 from byre_jupyter.session.transcript import TranscriptWriter
 from byre_jupyter.transport import LaunchSpec, build_env
 
-extension_mod = importlib.import_module("byre_jupyter.magics.extension")
-
 # Built at run time so no credential-shaped literal sits in the repository.
 ANT_KEY = "sk-ant-api03-" + "Qx7" * 25
 
@@ -44,7 +41,7 @@ ANT_KEY = "sk-ant-api03-" + "Qx7" * 25
 @pytest.fixture
 def ext(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ClaudeExtension]:
     """A ClaudeExtension on an in-process shell, its index under tmp_path/state."""
-    monkeypatch.setattr(extension_mod, "STATE_FILE", tmp_path / "state" / "sessions.json")
+    monkeypatch.setenv("BYRE_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
     work = tmp_path / "work"
     work.mkdir()
@@ -100,6 +97,7 @@ print(json.dumps({"reads": reads, "corrupt": corrupt}))
 """
 
 
+@pytest.mark.slow  # three interpreters racing for ~10 s
 def test_index_keeps_every_entry_of_concurrent_writers_and_readers_never_see_half_a_file(
     tmp_path: Path,
 ) -> None:
@@ -216,7 +214,7 @@ def test_a_read_only_state_folder_warns_once_and_does_not_break_turns(
 ) -> None:
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("x")
-    monkeypatch.setattr(extension_mod, "STATE_FILE", blocker / "sessions.json")
+    ext.config.state_dir = str(blocker)
     with pytest.warns(UserWarning, match="cannot use") as caught:
         remember(ext, "default", "id-1")
         remember(ext, "default", "id-2")
@@ -235,7 +233,7 @@ def test_transcript_index_and_lock_are_0600_in_0700_folders_even_with_umask_022(
 ) -> None:
     """Finding: transcripts and sessions.json were 0644 (the CLI's own history files are 0600)."""
     state = tmp_path / "fresh" / "state"
-    monkeypatch.setattr(extension_mod, "STATE_FILE", state / "sessions.json")
+    ext.config.state_dir = str(state)
     old = os.umask(0o022)
     try:
         remember(ext, "default", "id-1")

@@ -6,7 +6,6 @@ A plain InteractiveShell (terminal IPython: no kernel), sessions that never star
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,13 +16,10 @@ from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
 import byre_jupyter.magics as magics_pkg
 
-# The module (the package's `extension` name is a function).
-extension_mod = importlib.import_module("byre_jupyter.magics.extension")
-
 
 @pytest.fixture
 def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[InteractiveShell]:
-    monkeypatch.setattr(extension_mod, "STATE_FILE", tmp_path / "sessions.json")
+    monkeypatch.setenv("BYRE_STATE_DIR", str(tmp_path))
     monkeypatch.setenv("BYRE_CLAUDE_PATH", str(tmp_path / "no-such-claude"))  # doctor: fast
     ip = InteractiveShell.instance()
     if magics_pkg.extension() is not None:

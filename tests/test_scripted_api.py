@@ -9,7 +9,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -243,12 +242,39 @@ def test_deltas_are_flushed_one_by_one(api: ScriptedAPI) -> None:
     api.stop()  # wakes the handler from its 60 s delay
 
 
+#: How long a held-back stream must stay silent. A loaded machine only makes it quieter; what
+#: fails is the server sending what it should hold back (which it does at once when broken).
+QUIET = 0.5
+
+
+def received_before_quiet(
+    conn: http.client.HTTPConnection, resp: http.client.HTTPResponse
+) -> bytes:
+    """The stream's bytes until it stays silent for QUIET seconds (the server holding back)."""
+    assert conn.sock is not None
+    conn.sock.settimeout(QUIET)
+    seen = b""
+    try:
+        while line := resp.readline():
+            seen += line
+    except TimeoutError:
+        return seen
+    raise AssertionError(f"the stream ended instead of holding back: {seen!r}")
+
+
 def test_slow_waits_before_headers(api: ScriptedAPI) -> None:
-    api.default = Slow(0.3, Reply(Text("late")))
-    t0 = time.monotonic()
-    resp = post(api, body("hi"))
-    assert time.monotonic() - t0 >= 0.3
-    assert "".join(deltas(parse_data(resp), "text_delta")) == "late"
+    api.default = Slow(0.01, Reply(Text("late")))
+    assert "".join(deltas(parse_data(post(api, body("hi"))), "text_delta")) == "late"
+    # Held back: the request is in, no header comes (a 60 s wait, ended by stop()).
+    api.default = Slow(60, Reply(Text("late")))
+    conn = connect(api, timeout=QUIET)
+    sent = len(api.requests)
+    conn.request("POST", MSG_PATH, body=json.dumps(body("hi")).encode(),
+                 headers={"content-type": "application/json", "x-api-key": "sk-test"})  # fmt: skip
+    api.wait_for_request(after=sent)
+    with pytest.raises(TimeoutError):
+        conn.getresponse()
+    api.stop()  # wakes the handler from its 60 s wait
 
 
 def parse_data(resp: http.client.HTTPResponse) -> list[dict[str, Any]]:
@@ -256,11 +282,18 @@ def parse_data(resp: http.client.HTTPResponse) -> list[dict[str, Any]]:
 
 
 def test_delay_between_deltas_and_before_first(api: ScriptedAPI) -> None:
-    api.default = Reply(Text("aabbcc", chunk=2, delay=0.1), delay_first=0.2)
-    t0 = time.monotonic()
-    events = stream(api, body("hi"))
-    assert time.monotonic() - t0 >= 0.2 + 2 * 0.1
-    assert "".join(deltas(events, "text_delta")) == "aabbcc"
+    api.default = Reply(Text("aabbcc", chunk=2, delay=0.01), delay_first=0.01)
+    assert "".join(deltas(stream(api, body("hi")), "text_delta")) == "aabbcc"
+    # Each delay holds the stream at its own place (60 s waits, ended by stop()).
+    api.default = Reply(Text("aabbcc", chunk=2), delay_first=60)
+    conn = connect(api)
+    seen = received_before_quiet(conn, post(api, body("hi"), conn=conn))
+    assert b"message_start" in seen and b"content_block" not in seen, seen
+    api.default = Reply(Text("aabbcc", chunk=2, delay=60))
+    conn = connect(api)
+    seen = received_before_quiet(conn, post(api, body("hi"), conn=conn))
+    assert b'"aa"' in seen and b'"bb"' not in seen, seen
+    api.stop()
 
 
 # ------------------------------------------------------------------------------------ other answers
@@ -772,6 +805,7 @@ def test_demo_tool_error_is_reported_not_retried(demo: ScriptedAPI) -> None:
 # ------------------------------------------------------------------------------------ __main__
 
 
+@pytest.mark.slow  # starts python -m byre_jupyter.scripted
 def test_module_entry_point_prints_url_and_serves() -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "byre_jupyter.scripted", "--port", "0", "--script", "demo"],

@@ -17,6 +17,10 @@ from byre_jupyter.protocol import AssistantMessage
 
 STANDIN = Path(__file__).parent / "support" / "standin_cli.py"
 
+# Every test starts the stand-in CLI as a process: the integration tier (the in-process
+# session tests are tests/unit/session/).
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 async def standin(tmp_path: Path) -> AsyncIterator[Callable[..., Session]]:

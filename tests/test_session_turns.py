@@ -19,6 +19,10 @@ from byre_jupyter import Session
 
 STANDIN = Path(__file__).parent / "support" / "standin_cli.py"
 
+# Every test starts the stand-in CLI as a process: the integration tier (the in-process
+# session tests are tests/unit/session/).
+pytestmark = pytest.mark.slow
+
 
 def alive(pid: int | None) -> bool:
     if pid is None:

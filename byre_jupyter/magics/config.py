@@ -2,12 +2,16 @@
 
 Settable with ``%config Claude.model = "sonnet"`` in a notebook or ``c.Claude.model = ...`` in
 ``ipython_config.py``. Every trait is read when a session is created (and ``model`` /
-``permission_mode`` are pushed to running sessions when changed).
+``permission_mode`` are pushed to running sessions when changed). Two environment variables set
+defaults, for runs where no config file is at hand (CI, tests, a kernel started by a script):
+``BYRE_LIVE`` (``live``) and ``BYRE_STATE_DIR`` (``state_dir``); a trait set explicitly wins.
 """
 
 from __future__ import annotations
 
-from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode, Union
+import os
+
+from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode, Union, default
 from traitlets.config import Configurable
 
 from ..protocol import PERMISSION_MODES
@@ -39,10 +43,26 @@ class Claude(Configurable):
     ).tag(config=True)  # fmt: skip
     extra_args = List(Unicode(), help="Extra command-line arguments for the CLI.").tag(config=True)
     live = Union(
-        [Bool(), Enum(["auto"])], default_value="auto",
+        [Bool(), Enum(["auto"])],
         help="Live widgets while a turn runs: True, False, or 'auto' (only in a JupyterLab/"
-        "Notebook frontend; headless runs such as nbclient or papermill get static output only).",
+        "Notebook frontend; headless runs such as nbclient or papermill get static output only). "
+        "Default: $BYRE_LIVE when it is 1 (True) or 0 (False), else 'auto'.",
     ).tag(config=True)  # fmt: skip
+
+    @default("live")
+    def _live_default(self) -> bool | str:
+        return {"1": True, "0": False}.get(os.environ.get("BYRE_LIVE", ""), "auto")
+
+    state_dir = Unicode(
+        help="Folder of byre_jupyter's own state: sessions.json, the conversation each session "
+        "name last had in each folder and notebook (what `%claude resume` continues). "
+        "Default: $BYRE_STATE_DIR, else ~/.byre_jupyter.",
+    ).tag(config=True)
+
+    @default("state_dir")
+    def _state_dir_default(self) -> str:
+        return os.environ.get("BYRE_STATE_DIR") or "~/.byre_jupyter"
+
     python_tool = Enum(
         ["ask", "allow", "deny"], default_value="ask",
         help="Claude's in-kernel `python` tool: ask before each run, allow, or deny.",

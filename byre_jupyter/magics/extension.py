@@ -12,8 +12,10 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import sys
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from IPython.core.interactiveshell import InteractiveShell
@@ -22,7 +24,7 @@ from ..errors import ByreError
 from ..kernel import ApprovalDecision as PythonDecision
 from ..kernel import PythonApproval, PythonRunner, ToolApproval, kernel_tools
 from ..session import Deny, McpServer, PermissionRequest, Session, SessionManager, TurnResult
-from ..session.index import NOTEBOOK_ENV, ResumeIndex, default_index_path, resume_keys
+from ..session.index import NOTEBOOK_ENV, ResumeIndex, resume_keys
 from ..session.permissions import Allow
 from ..ui import TurnView
 from ..ui.approval import ApprovalCard, ApprovalDecision, describe_request
@@ -47,7 +49,6 @@ READ_HEADLESS = (
     "click here (a headless run). The user can allow it with "
     "`%config Claude.read_tools = 'allow'`."
 )
-STATE_FILE = default_index_path()
 
 log = logging.getLogger(__name__)
 
@@ -218,7 +219,7 @@ class ClaudeExtension:
 
     def resume(self, name: str, session_id: str | None) -> Session:
         keys = resume_keys(name, self.cwd(), os.environ.get(NOTEBOOK_ENV))
-        session_id = session_id or ResumeIndex(STATE_FILE).find(keys)
+        session_id = session_id or ResumeIndex(self.state_file()).find(keys)
         if not session_id:
             from IPython.core.error import UsageError
 
@@ -370,19 +371,34 @@ class ClaudeExtension:
             return
         task = loop.create_task(coro)
         self.background.add(task)
-        task.add_done_callback(self.background.discard)
+        task.add_done_callback(self._background_done)
+
+    def _background_done(self, task: Any) -> None:
+        """A scheduled task ended. The cell that started it has returned, so its failure cannot
+        fail that cell, and left unretrieved it would reach only the kernel's log: show it, as
+        IPython shows an error (one line, no traceback)."""
+        self.background.discard(task)
+        if task.cancelled():
+            return
+        error = task.exception()
+        if error is not None:
+            print(f"{type(error).__name__}: {error}", file=sys.stderr)
 
     # -- memory of conversations -----------------------------------------------------------
 
     def _key(self, name: str) -> str:
         return resume_keys(name, self.cwd(), os.environ.get(NOTEBOOK_ENV))[0]
 
+    def state_file(self) -> Path:
+        """The resume index, ``sessions.json`` in ``Claude.state_dir``."""
+        return Path(self.config.state_dir).expanduser() / "sessions.json"
+
     def remembered(self) -> dict[str, str]:
-        return ResumeIndex(STATE_FILE).read()
+        return ResumeIndex(self.state_file()).read()
 
     def remember(self, session: Session, result: TurnResult) -> None:
         if result.session_id:
-            ResumeIndex(STATE_FILE).set(self._key(session.name), result.session_id)
+            ResumeIndex(self.state_file()).set(self._key(session.name), result.session_id)
 
     # -- frontend ------------------------------------------------------------------------
 

@@ -11,7 +11,6 @@ once, at the end.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -55,9 +54,6 @@ def frontend_kind(shell: Any) -> str:
     with another client, e.g. nbclient), or ``"terminal"`` (plain IPython, no kernel)."""
     if getattr(shell, "kernel", None) is None:
         return "terminal"
-    forced = os.environ.get("BYRE_LIVE")
-    if forced in ("0", "1"):
-        return "lab" if forced == "1" else "headless"
     return "lab" if current_cell_id(shell) is not None else "headless"
 
 

@@ -6,12 +6,14 @@ no traceback), before anything is sent, and leaves the session untouched.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import html
 import os
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
@@ -28,25 +30,6 @@ from .inputs import resolve_image
 from .runner import TurnRequest, run_turn
 
 __all__ = ["ClaudeMagics", "parse_cell_args"]
-
-SUBCOMMANDS = {
-    "sessions": "list sessions (name, state, model, conversation id, turns, cost)",
-    "model": "model [NAME] [-s SESSION]: show or switch the model",
-    "new": "new [NAME]: start a fresh conversation in a session",
-    "stop": "stop [NAME]: interrupt the running turn",
-    "close": "close [NAME]: end a session and its CLI process",
-    "resume": "resume [NAME] [ID]: continue an earlier conversation (e.g. after a kernel restart)",
-    "usage": "usage: cost and tokens per session",
-    "transcript": "transcript [NAME]: the last turn of a session as text",
-    "permissions": "permissions [--clear] [NAME]: the tools always allowed in the session's "
-    "conversation (--clear ends them)",
-    "history": "history [NAME]: the session's turns as a tree (branches, cells, cost per turn, "
-    "which is current)",
-    "checkout": "checkout TURN [-s NAME]: continue from an earlier turn: #N (a turn), [N] (the "
-    "cell In [N]), a cell id, or start",
-    "doctor": "doctor: check the CLI, login and kernel, each with a fix",
-    "help": "help: this list",
-}
 
 
 @magic_arguments()
@@ -108,22 +91,95 @@ def parse_cell_args(line: str) -> Any:
     return args
 
 
-def _session_option(rest: list[str], command: str) -> tuple[str, list[str]]:
-    """``-s NAME`` taken out of a subcommand's words: (the session name, the other words)."""
-    if "-s" not in rest:
-        return "default", rest
-    i = rest.index("-s")
-    if i + 1 >= len(rest):
-        raise UsageError(f"%claude {command}: -s needs a session name")
-    name = _check_session_name(rest[i + 1], f"%claude {command} -s")
-    return name, rest[:i] + rest[i + 2 :]
-
-
 def _check_session_name(name: str, where: str) -> str:
     """Session names are letters, digits, - and _ (they name transcript files, table rows)."""
     if not name or not name.replace("-", "_").isidentifier():
         raise UsageError(f"{where} {name!r}: session names are letters, digits, - and _")
     return name
+
+
+class _HelpShown(Exception):
+    """``--help`` printed a subcommand's help: the magic returns without doing anything."""
+
+
+class _SubcommandParser(argparse.ArgumentParser):
+    """One ``%claude`` subcommand's parser. argparse exits the process on bad input and after
+    ``--help``; inside a kernel that would be a ``SystemExit`` in the user's cell. Here bad input
+    raises ``UsageError`` with the subcommand's usage line, and ``--help`` prints and returns."""
+
+    def __init__(self, name: str, description: str) -> None:
+        super().__init__(prog=f"%claude {name}", description=description, allow_abbrev=False)
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message}\n{self.format_usage().rstrip()}")
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        if status:
+            raise UsageError(message or self.format_usage().rstrip())
+        raise _HelpShown
+
+
+def _session_name(value: str) -> str:
+    """argparse ``type=`` for session names (the message keeps saying "session names")."""
+    try:
+        return _check_session_name(value, "")
+    except UsageError as e:
+        raise argparse.ArgumentTypeError(str(e).strip()) from None
+
+
+def _subcommand_parsers() -> dict[str, _SubcommandParser]:
+    """One parser per subcommand, in the order ``%claude help`` lists them."""
+    parsers: dict[str, _SubcommandParser] = {}
+
+    def sub(name: str, description: str) -> _SubcommandParser:
+        parsers[name] = _SubcommandParser(name, description)
+        return parsers[name]
+
+    def name_arg(p: _SubcommandParser) -> None:
+        p.add_argument(
+            "name", nargs="?", default="default", type=_session_name, metavar="NAME",
+            help="the session (default: default)",
+        )  # fmt: skip
+
+    def session_opt(p: _SubcommandParser) -> None:
+        p.add_argument(
+            "-s", "--session", default="default", type=_session_name, metavar="NAME",
+            help="the session (default: default)",
+        )  # fmt: skip
+
+    sub("sessions", "List sessions: name, state, model, conversation id, turns, cost.")
+    p = sub("model", "Show the session's model, or switch it.")
+    p.add_argument("model", nargs="?", metavar="MODEL", help="e.g. sonnet, opus, or default")
+    session_opt(p)
+    name_arg(sub("new", "Start a fresh conversation in a session."))
+    name_arg(sub("stop", "Interrupt the session's running turn."))
+    name_arg(sub("close", "End a session and its CLI process."))
+    p = sub("resume", "Continue an earlier conversation (e.g. after a kernel restart).")
+    name_arg(p)
+    p.add_argument("id", nargs="?", metavar="ID", help="the conversation id (default: the last)")
+    p.add_argument(
+        "--from", dest="notebook", metavar="NOTEBOOK",
+        help="the conversation another notebook's session had",
+    )  # fmt: skip
+    sub("usage", "Cost and tokens per session.")
+    name_arg(sub("transcript", "The last turn of a session as text."))
+    p = sub("permissions", "The tools always allowed in the session's conversation.")
+    p.add_argument("--clear", action="store_true", help="end them: these tools ask again")
+    name_arg(p)
+    name_arg(
+        sub("history", "The session's turns as a tree: branches, cells, cost per turn, current.")
+    )
+    p = sub("checkout", "Continue the session from an earlier turn.")
+    p.add_argument("turn", metavar="TURN", help="#N (a turn), [N] (the cell In [N]), a cell id, "
+                   "or start")  # fmt: skip
+    session_opt(p)
+    sub("doctor", "Check the CLI, login and kernel, each with a fix.")
+    p = sub("help", "List the subcommands, or show one's help.")
+    p.add_argument("subcommand", nargs="?", metavar="SUBCOMMAND")
+    return parsers
+
+
+SUBCOMMANDS = _subcommand_parsers()
 
 
 @dataclass(frozen=True)
@@ -151,17 +207,16 @@ class ClaudeMagics(Magics):
         # Bad input raises UsageError here, in the caller's cell, before anything is scheduled
         # (inside a task it would only be an unretrieved task exception).
         plan = self.prepare(line, cell)
+        # With a loop running (a kernel), the turn outlives this call, as a --bg turn does: its
+        # failure cannot fail the cell (what fails after parsing, such as the CLI refusing -m,
+        # is shown by schedule). Without one (terminal IPython), schedule runs it to the end.
         try:
-            loop = asyncio.get_running_loop()
+            asyncio.get_running_loop()
         except RuntimeError:
-            from IPython.core.async_helpers import get_asyncio_loop
-
-            get_asyncio_loop().run_until_complete(self.execute(plan))
-            return
-        # The turn outlives this call, as a --bg turn does: its failure cannot fail the cell.
-        task = loop.create_task(self.execute(plan, detached=True))
-        self.ext.background.add(task)
-        task.add_done_callback(self.ext.background.discard)
+            detached = False
+        else:
+            detached = True
+        self.ext.schedule(self.execute(plan, detached=detached))
 
     claude_cell.__doc__ = _cell_args.__doc__
 
@@ -208,9 +263,7 @@ class ClaudeMagics(Magics):
             node=node,
         )
         if args.bg:
-            task = asyncio.get_running_loop().create_task(run_turn(self.ext, request))
-            self.ext.background.add(task)
-            task.add_done_callback(self.ext.background.discard)
+            self.ext.schedule(run_turn(self.ext, request))
             return
         await run_turn(self.ext, request)
 
@@ -218,26 +271,43 @@ class ClaudeMagics(Magics):
 
     @line_magic("claude")  # type: ignore[arg-type]
     def claude_line(self, line: str) -> Any:
-        """%claude SUBCOMMAND: sessions, model, new, stop, close, resume, usage, transcript,
-        permissions, doctor, help."""
+        """%claude SUBCOMMAND [ARGS]: sessions, model, new, stop, close, resume, usage,
+        transcript, permissions, history, checkout, doctor, help (``%claude SUB --help``)."""
         try:
             words = shlex.split(line)
         except ValueError as e:
             raise UsageError(f"%claude: {e}") from None
-        if not words:
-            words = ["help"]
-        command, rest = words[0], words[1:]
-        handler = getattr(self, f"_cmd_{command}", None)
-        if command not in SUBCOMMANDS or handler is None:
+        command, rest = (words[0], words[1:]) if words else ("help", [])
+        parser = SUBCOMMANDS.get(command)
+        if parser is None:
             raise UsageError(
                 f"%claude: unknown subcommand {command!r}. Try: {', '.join(SUBCOMMANDS)}"
             )
-        return handler(rest)
+        # Everything is parsed and checked before any handler runs, so bad input changes
+        # nothing (a handler may create a session).
+        try:
+            args = parser.parse_args(rest)
+        except _HelpShown:
+            return None
+        return self._handlers()[command](args)
 
-    def _one_name(self, rest: list[str], command: str) -> str:
-        if len(rest) > 1:
-            raise UsageError(f"%claude {command}: at most one session name")
-        return _check_session_name(rest[0], f"%claude {command}") if rest else "default"
+    def _handlers(self) -> dict[str, Callable[[argparse.Namespace], Any]]:
+        """What runs each subcommand (one entry per parser in SUBCOMMANDS)."""
+        return {
+            "sessions": self._cmd_sessions,
+            "model": self._cmd_model,
+            "new": self._cmd_new,
+            "stop": self._cmd_stop,
+            "close": self._cmd_close,
+            "resume": self._cmd_resume,
+            "usage": self._cmd_usage,
+            "transcript": self._cmd_transcript,
+            "permissions": self._cmd_permissions,
+            "history": self._cmd_history,
+            "checkout": self._cmd_checkout,
+            "doctor": self._cmd_doctor,
+            "help": self._cmd_help,
+        }
 
     def _existing(self, name: str) -> Any:
         session = self.ext.manager.peek(name)
@@ -245,10 +315,26 @@ class ClaudeMagics(Magics):
             raise UsageError(f"no session named {name!r}; see %claude sessions")
         return session
 
-    def _cmd_help(self, rest: list[str]) -> None:
+    def _cmd_help(self, args: argparse.Namespace) -> None:
+        if args.subcommand is not None:
+            parser = SUBCOMMANDS.get(args.subcommand)
+            if parser is None:
+                raise UsageError(
+                    f"%claude help: unknown subcommand {args.subcommand!r}. "
+                    f"Try: {', '.join(SUBCOMMANDS)}"
+                )
+            parser.print_help()
+            return
+        usages = [
+            (p.format_usage().removeprefix("usage: ").strip(), p.description or "")
+            for p in SUBCOMMANDS.values()
+        ]
+        if self.ext.frontend() == "terminal":
+            print("\n".join(f"{u}\n    {d}" for u, d in usages))
+            return
         rows = "".join(
-            f"<tr><td><code>%claude {k}</code></td><td>{html.escape(v)}</td></tr>"
-            for k, v in SUBCOMMANDS.items()
+            f"<tr><td><code>{html.escape(u)}</code></td><td>{html.escape(d)}</td></tr>"
+            for u, d in usages
         )
         display(HTML(f"<table>{rows}</table>"))
 
@@ -260,7 +346,7 @@ class ClaudeMagics(Magics):
         else:
             display(Markdown(markdown))
 
-    def _cmd_sessions(self, rest: list[str]) -> None:
+    def _cmd_sessions(self, args: argparse.Namespace) -> None:
         lines = [
             "| session | state | model | conversation | turns | cost |",
             "|---|---|---|---|---|---|",
@@ -278,44 +364,45 @@ class ClaudeMagics(Magics):
             lines.append("| *(none yet: run a %%claude cell)* | | | | | |")
         self._show("\n".join(lines))
 
-    def _cmd_model(self, rest: list[str]) -> str | None:
-        name, rest = _session_option(rest, "model")
-        session = self.ext.session(name)
-        if not rest:
+    def _cmd_model(self, args: argparse.Namespace) -> str | None:
+        session = self.ext.session(args.session)
+        if args.model is None:
             return session.model or "default"
-        if len(rest) > 1:
-            raise UsageError("%claude model: one model name")
-        model = model_option(rest[0])
+        model = model_option(args.model)
         session.model = model  # the running CLI is switched on the loop
         if session.running:
             self.ext.schedule(session.set_model(model))
         return None
 
-    def _cmd_new(self, rest: list[str]) -> None:
-        name = self._one_name(rest, "new")
-        self.ext.session(name, new=True)
-        print(f"session {name!r}: fresh conversation")
+    def _cmd_new(self, args: argparse.Namespace) -> None:
+        self.ext.session(args.name, new=True)
+        print(f"session {args.name!r}: fresh conversation")
 
-    def _cmd_stop(self, rest: list[str]) -> None:
-        session = self._existing(self._one_name(rest, "stop"))
+    def _cmd_stop(self, args: argparse.Namespace) -> None:
+        session = self._existing(args.name)
         if not session.busy:
             print(f"session {session.name!r} is idle")
             return
         self.ext.schedule(session.interrupt())
 
-    def _cmd_close(self, rest: list[str]) -> None:
-        name = self._one_name(rest, "close")
-        self._existing(name)
-        self.ext.schedule(self.ext.manager.drop(name))
+    def _cmd_close(self, args: argparse.Namespace) -> None:
+        self._existing(args.name)
+        self.ext.schedule(self.ext.manager.drop(args.name))
 
-    def _cmd_resume(self, rest: list[str]) -> None:
-        if len(rest) > 2:
-            raise UsageError("%claude resume [NAME] [ID]")
-        name = _check_session_name(rest[0], "%claude resume") if rest else "default"
-        session = self.ext.resume(name, rest[1] if len(rest) > 1 else None)
-        print(f"session {name!r} resumes conversation {session.session_id}")
+    def _cmd_resume(self, args: argparse.Namespace) -> None:
+        if args.notebook is not None:
+            if args.id is not None:
+                raise UsageError("%claude resume: give an ID or --from NOTEBOOK, not both")
+            self._resume_from(args.name, args.notebook)
+            return
+        session = self.ext.resume(args.name, args.id)
+        print(f"session {args.name!r} resumes conversation {session.session_id}")
 
-    def _cmd_usage(self, rest: list[str]) -> None:
+    def _resume_from(self, name: str, notebook: str) -> None:
+        """``%claude resume [NAME] --from NOTEBOOK``: the hook the cross-notebook resume fills."""
+        raise UsageError("%claude resume --from: not available yet")
+
+    def _cmd_usage(self, args: argparse.Namespace) -> None:
         lines = [
             "| session | turns | cost (USD) | input tokens | output tokens |",
             "|---|---|---|---|---|",
@@ -329,21 +416,17 @@ class ClaudeMagics(Magics):
             )
         self._show("\n".join(lines))
 
-    def _cmd_transcript(self, rest: list[str]) -> None:
+    def _cmd_transcript(self, args: argparse.Namespace) -> None:
         from ..ui import terminal_text
 
-        name = self._one_name(rest, "transcript")
-        view = self.ext.last_views.get(name)
+        view = self.ext.last_views.get(args.name)
         if view is None:
-            raise UsageError(f"no turn yet in session {name!r}")
+            raise UsageError(f"no turn yet in session {args.name!r}")
         print(terminal_text(view, max_lines=10_000))
 
-    def _cmd_permissions(self, rest: list[str]) -> None:
-        clear = "--clear" in rest
-        rest = [w for w in rest if w != "--clear"]
-        if any(w.startswith("-") for w in rest):
-            raise UsageError("%claude permissions [--clear] [NAME]")
-        session = self._existing(self._one_name(rest, "permissions"))
+    def _cmd_permissions(self, args: argparse.Namespace) -> None:
+        session = self._existing(args.name)
+        clear = args.clear
         tools = self.ext.clear_allowances(session) if clear else self.ext.allowed_tools(session)
         listed = ", ".join(sorted(tools))
         if clear:
@@ -359,24 +442,19 @@ class ClaudeMagics(Magics):
                 else f"session {session.name!r}: nothing is always allowed (every tool asks)"
             )
 
-    def _cmd_history(self, rest: list[str]) -> None:
-        name = self._one_name(rest, "history")
-        tree = self.ext.conversations.tree(name)
+    def _cmd_history(self, args: argparse.Namespace) -> None:
+        tree = self.ext.conversations.tree(args.name)
         if tree is None or not tree.turns:
-            raise UsageError(f"no turn yet in session {name!r}")
-        print(render_history(name, tree))
+            raise UsageError(f"no turn yet in session {args.name!r}")
+        print(render_history(args.name, tree))
 
-    def _cmd_checkout(self, rest: list[str]) -> None:
-        name, rest = _session_option(rest, "checkout")
-        if len(rest) != 1:
-            raise UsageError(
-                "%claude checkout TURN [-s NAME]: one turn (#N, [N], a cell id, start)"
-            )
+    def _cmd_checkout(self, args: argparse.Namespace) -> None:
+        name = args.session
         tree = self.ext.conversations.tree(name)
         if tree is None or not tree.turns:
             raise UsageError(f"no turn yet in session {name!r}")
         try:
-            node = find_turn(tree, rest[0])
+            node = find_turn(tree, args.turn)
         except LookupError as e:
             raise UsageError(f"%claude checkout: {e}") from None
         session = self._existing(name)
@@ -386,7 +464,7 @@ class ClaudeMagics(Magics):
         where = f"turn #{node.number} {node.label()}" if node is not None else "the start"
         print(f"session {name!r} continues after {where}")
 
-    def _cmd_doctor(self, rest: list[str]) -> None:
+    def _cmd_doctor(self, args: argparse.Namespace) -> None:
         self._show(doctor_report(self.ext))
 
 

@@ -64,6 +64,7 @@ def test_cli_sigkilled_mid_turn_cell_shows_exit_code_and_next_turn_resumes(
     assert not alive(cli.pid)
 
 
+@pytest.mark.slow  # a stand-in CLI process stalls until the control timeout
 async def test_stalled_cli_control_times_out_interrupt_kills_group_and_session_restarts(
     standin_cli: str, standin_script: Callable[..., str]
 ) -> None:

@@ -28,8 +28,6 @@ from support.rig import tiny_png
 import byre_jupyter.magics as magics_pkg
 from byre_jupyter.transport.process import SubprocessTransport
 
-# (``byre_jupyter.magics.extension`` the attribute is a function; the module is in sys.modules.)
-extension_mod = importlib.import_module("byre_jupyter.magics.extension")
 magics_mod = importlib.import_module("byre_jupyter.magics.magics")
 
 FUZZ = settings(
@@ -84,7 +82,7 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
 
     mp.setattr(magics_mod, "run_turn", fake_run_turn)
     mp.setattr(SubprocessTransport, "start", no_process)
-    mp.setattr(extension_mod, "STATE_FILE", root / "state" / "sessions.json")
+    mp.setenv("BYRE_STATE_DIR", str(root / "state"))
     mp.setenv("BYRE_CLAUDE_PATH", str(root / "no-such-claude"))  # doctor stays fast
     shell.user_ns.update(
         img=tiny_png(), text="just text", num=3, lst=[1, 2], d={"a": 1}, none=None,

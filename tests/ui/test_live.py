@@ -14,6 +14,7 @@ import pytest
 from ipywidgets.widgets import widget as widget_module
 
 from byre_jupyter.protocol.messages import parse_message
+from byre_jupyter.ui import live as live_module
 from byre_jupyter.ui.blocks import TextView, ToolCardView
 from byre_jupyter.ui.coalesce import LoopLike
 from byre_jupyter.ui.live import LiveView
@@ -285,18 +286,26 @@ def test_close_leaves_no_widgets_behind(finish_first: bool) -> None:
     assert len(live_widgets()) == before
 
 
-def test_finished_paragraphs_freeze_and_only_the_last_one_is_resent() -> None:
+def test_finished_paragraphs_freeze_and_only_the_last_one_is_resent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The freeze threshold at a tenth of its size, the text too: the same states in a tenth of
+    # the pushes, each re-rendering a tenth of the text (at 8000 chars this test took 30-90 s,
+    # mostly re-highlighting the open code block at every push).
+    monkeypatch.setattr(live_module, "_FREEZE_CHARS", 800)
     h = Harness()
     b = fx.Builder()
     h.live.update(h.view.apply(parse_message(b.message_start("m"))))
     h.live.update(h.view.apply(parse_message(b.block_start("m", 0, {"type": "text", "text": ""}))))
-    filler = "word " * 2000  # paragraphs freeze once the growing part passes ~8000 chars
+    filler = "word " * 200  # paragraphs freeze once the growing part passes ~800 chars
     text = (
         f"First paragraph. {filler}\n\n```python\nx = 1\n\ny = 2\n{filler}\n```\n\n"
         f"Third **bold**. {filler}\n\nFour"
     )
-    for i in range(0, len(text), 29):
-        h.live.update(h.view.apply(parse_message(b.text_delta("m", 0, text[i : i + 29]))))
+    # Pushes shorter than the 18 characters between the first paragraph's break and the one
+    # inside the code block, so the first paragraph can freeze alone whatever the alignment.
+    for i in range(0, len(text), 13):
+        h.live.update(h.view.apply(parse_message(b.text_delta("m", 0, text[i : i + 13]))))
         h.loop.advance(0.06)
     box = h.live.widget_for(h.view.blocks[0].id)
     assert isinstance(box, W.VBox)

@@ -1,0 +1,58 @@
+"""``BYRE_LIVE`` and ``BYRE_STATE_DIR`` are defaults of ``Claude`` traits (issue 12): the
+environment sets them, ``%config`` / ``ipython_config.py`` override them, and ``%config Claude``
+documents them. No process starts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+from byre_jupyter.magics.config import Claude
+from byre_jupyter.magics.extension import ClaudeExtension
+from byre_jupyter.magics.frontend import frontend_kind
+
+
+@pytest.mark.parametrize(
+    ("env", "live"), [("1", True), ("0", False), (None, "auto"), ("x", "auto")]
+)
+def test_byre_live_sets_the_live_default(
+    monkeypatch: pytest.MonkeyPatch, env: str | None, live: Any
+) -> None:
+    if env is None:
+        monkeypatch.delenv("BYRE_LIVE", raising=False)
+    else:
+        monkeypatch.setenv("BYRE_LIVE", env)
+    assert Claude().live == live
+    assert "$BYRE_LIVE" in Claude.class_get_trait_help(Claude.class_traits()["live"])
+
+
+def test_frontend_kind_is_what_the_frontend_sent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The frontend is a fact about the cell; forcing widgets on or off is ``Claude.live``."""
+    monkeypatch.setenv("BYRE_LIVE", "0")
+    kernel = SimpleNamespace(get_parent=lambda *_: {"metadata": {"cellId": "c1"}})
+    assert frontend_kind(SimpleNamespace(kernel=kernel)) == "lab"
+
+
+def test_byre_state_dir_sets_the_state_dir_default_and_config_wins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    monkeypatch.setenv("BYRE_STATE_DIR", str(tmp_path / "from-env"))
+    ext = ClaudeExtension(InteractiveShell.instance())
+    ext.config.cwd = str(tmp_path)
+    assert ext.config.state_dir == str(tmp_path / "from-env")
+    ext.remember(SimpleNamespace(name="a"), SimpleNamespace(session_id="id-a"))  # type: ignore[arg-type]
+    assert (tmp_path / "from-env" / "sessions.json").exists()
+
+    ext.config.state_dir = str(tmp_path / "configured")
+    ext.remember(SimpleNamespace(name="b"), SimpleNamespace(session_id="id-b"))  # type: ignore[arg-type]
+    assert ext.remembered() == {f"{tmp_path}::b": "id-b"}
+    assert (tmp_path / "configured" / "sessions.json").exists()
+
+    monkeypatch.delenv("BYRE_STATE_DIR")
+    assert Claude().state_dir == "~/.byre_jupyter"
+    assert "$BYRE_STATE_DIR" in Claude.class_get_trait_help(Claude.class_traits()["state_dir"])
