@@ -1,11 +1,12 @@
 """The resume index: which conversation each notebook's sessions had, for ``%claude resume``.
 
 One JSON object ``{key: conversation id}`` in ``sessions.json`` under ``Claude.state_dir``
-(default ``$BYRE_STATE_DIR``, else ``~/.byre_jupyter``), shared by every kernel of the user. So that several kernels
-can write it at once without losing entries, each change is a read-modify-write under a lock
-file beside it, and the new content replaces the old atomically (:mod:`.storage`). A file that
-does not parse (written by hand, a full disk under an old version) is moved aside to a
-timestamped backup with a warning; every entry that can still be read from it is kept.
+(default ``$BYRE_STATE_DIR``, else ``~/.byre_jupyter``), shared by every kernel of the user. So
+that several kernels can write it at once without losing entries, each change is a read-modify-
+write under a lock file beside it, and the new content replaces the old atomically
+(:mod:`.storage`). A file that does not parse (written by hand, a full disk under an old
+version) is moved aside to a timestamped backup with a warning; every entry that can still be
+read from it is kept.
 
 Keys name the notebook: jupyter_server puts the notebook's path in each kernel's environment as
 ``JPY_SESSION_NAME``, so two notebooks in one folder never resume each other's conversation.
