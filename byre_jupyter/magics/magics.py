@@ -25,6 +25,7 @@ from .doctor import doctor_checks, render_checks
 from .extension import ClaudeExtension
 from .handoff import attach_variables, interpolate
 from .inputs import resolve_image
+from .portable import PortableError
 from .runner import TurnRequest, run_turn
 
 __all__ = ["ClaudeMagics", "parse_cell_args"]
@@ -35,7 +36,8 @@ SUBCOMMANDS = {
     "new": "new [NAME]: start a fresh conversation in a session",
     "stop": "stop [NAME]: interrupt the running turn",
     "close": "close [NAME]: end a session and its CLI process",
-    "resume": "resume [NAME] [ID]: continue an earlier conversation (e.g. after a kernel restart)",
+    "resume": "resume [NAME] [ID]: continue an earlier conversation (e.g. after a kernel restart); "
+    "resume --from NOTEBOOK.ipynb [NAME]: continue the one a notebook saved with Claude.portable",
     "usage": "usage: cost and tokens per session",
     "transcript": "transcript [NAME]: the last turn of a session as text",
     "permissions": "permissions [--clear] [NAME]: the tools always allowed in the session's "
@@ -309,11 +311,30 @@ class ClaudeMagics(Magics):
         self.ext.schedule(self.ext.manager.drop(name))
 
     def _cmd_resume(self, rest: list[str]) -> None:
+        if rest and rest[0] == "--from":
+            self._resume_from(rest[1:])
+            return
         if len(rest) > 2:
-            raise UsageError("%claude resume [NAME] [ID]")
+            raise UsageError("%claude resume [NAME] [ID] | --from NOTEBOOK.ipynb [NAME]")
         name = _check_session_name(rest[0], "%claude resume") if rest else "default"
         session = self.ext.resume(name, rest[1] if len(rest) > 1 else None)
         print(f"session {name!r} resumes conversation {session.session_id}")
+
+    def _resume_from(self, rest: list[str]) -> None:
+        if not rest or len(rest) > 2:
+            raise UsageError("%claude resume --from NOTEBOOK.ipynb [NAME]")
+        name = "default"
+        if len(rest) > 1:
+            name = _check_session_name(rest[1], "%claude resume --from")
+        try:
+            session, restored = self.ext.resume_from(rest[0], name)
+        except PortableError as e:
+            raise UsageError(f"%claude resume --from: {e}") from None
+        where = "written to" if restored.written else "already in"
+        print(
+            f"session {name!r} resumes conversation {session.session_id} from {rest[0]} "
+            f"(its session file {where} {restored.path})"
+        )
 
     def _cmd_usage(self, rest: list[str]) -> None:
         lines = [
