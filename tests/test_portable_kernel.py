@@ -110,6 +110,22 @@ def test_a_notebook_saved_on_one_machine_continues_on_another(
         assert text in seen, text
 
 
+def test_without_a_cell_id_too_only_the_newest_turn_keeps_the_record(
+    kernel: KernelDriver, api: ScriptedAPI
+) -> None:
+    """nbclient and papermill send no cellId: the static surface takes the record out."""
+    api.on("PROMPT_ONE", Reply(Text("answer one")))
+    api.on("PROMPT_TWO", Reply(Text("answer two")))
+    ok(kernel.run("%config Claude.portable = True"))
+    one = kernel.run("%%claude\nPROMPT_ONE")
+    ok(one)
+    assert len(records(one)) == 1
+    two = kernel.run("%%claude\nPROMPT_TWO")
+    ok(two)
+    assert records(one) == [] and len(records(two)) == 1
+    assert "answer one" in one.texts()  # the output itself stays
+
+
 def test_portable_is_off_by_default(kernel: KernelDriver, api: ScriptedAPI) -> None:
     api.on("PROMPT_ONE", Reply(Text("answer")))
     run = kernel.run("%%claude\nPROMPT_ONE")
@@ -175,7 +191,7 @@ GOOD_ID = "0b6f1b9e-3f7c-4c1e-9a53-6d2b8a4f0e11"
         (
             {"format": FORMAT, "session_id": GOOD_ID, "data": packed(GOOD_LINE)},
             "other",
-            "no portable record for session 'default' (it has one for other)",
+            "no portable record for session 'default' (it has one for 'other')",
         ),
         (
             {"format": FORMAT, "session_id": GOOD_ID, "data": "not base64!"},

@@ -117,6 +117,14 @@ def pack(path: Path, session_id: str, max_bytes: int, secrets: Iterable[str]) ->
     """The portable record of a session file: redacted, gzipped, base64. Raises
     :class:`PortableError` when the packed record would be larger than ``max_bytes``."""
     known = set(secrets)
+    # JSON lines pack to less than a tenth (gzip, then base64's 4/3): a file far larger than
+    # the bound is refused before it is read and redacted on the kernel's loop.
+    on_disk = path.stat().st_size
+    if on_disk > max_bytes * 16:
+        raise PortableError(
+            f"the conversation's session file is {on_disk >> 20} MB, too large for "
+            f"Claude.portable_max_kb ({max_bytes / 1024:.0f} kB)"
+        )
     lines = []
     with open(path, encoding="utf-8") as f:
         for line in f:
@@ -170,6 +178,8 @@ def find_record(notebook_path: str, name: str, max_file_bytes: int) -> dict[str,
             notebook = json.loads(f.read())
     except FileNotFoundError:
         raise PortableError(f"no such file: {notebook_path}") from None
+    except PortableError:
+        raise
     except (OSError, ValueError, RecursionError) as e:
         # ValueError covers UnicodeDecodeError and JSONDecodeError.
         raise PortableError(f"{notebook_path} is not a notebook: {e}") from None
@@ -178,11 +188,11 @@ def find_record(notebook_path: str, name: str, max_file_bytes: int) -> dict[str,
     for output in _outputs(notebook):
         metadata = output.get("metadata")
         byre = metadata.get("byre") if isinstance(metadata, dict) else None
-        record = byre.get("portable") if isinstance(byre, dict) else None
-        if not isinstance(record, dict):
+        if not isinstance(byre, dict) or not isinstance(byre.get("portable"), dict):
             continue
-        if byre.get("session_name") != name:  # type: ignore[union-attr]  # checked above
-            others.add(str(byre.get("session_name")))  # type: ignore[union-attr]
+        record = byre["portable"]
+        if byre.get("session_name") != name:
+            others.add(repr(byre.get("session_name"))[:40])  # the notebook's text: kept short
             continue
         saved = record.get("saved_at")
         if not isinstance(saved, (int, float)):
@@ -190,7 +200,7 @@ def find_record(notebook_path: str, name: str, max_file_bytes: int) -> dict[str,
         if best is None or saved >= best["saved_at"]:
             best = {**record, "saved_at": saved}
     if best is None:
-        hint = f" (it has one for {', '.join(sorted(others))})" if others else ""
+        hint = f" (it has one for {', '.join(sorted(others)[:5])})" if others else ""
         raise PortableError(
             f"{notebook_path} holds no portable record for session {name!r}{hint}; it is saved "
             "only by turns run with `%config Claude.portable = True`"

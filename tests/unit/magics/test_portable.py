@@ -44,7 +44,7 @@ def test_pack_redacts_and_leaves_out_the_api_request_records(tmp_path: Path) -> 
     key = "sk-ant-api03-" + "x" * 40
     lines = [
         {**LINE, "message": {"role": "user", "content": f"my key is {key}"}},
-        {"type": "api-request-shape", "shape": "y" * 5000},
+        {"type": "api-request-shape", "shape": "y" * 1000},
     ]
     session.write_text("".join(json.dumps(line) + "\n" for line in lines) + '{"half')
     record = pack(session, ID, 10_000, secrets=())
@@ -52,7 +52,12 @@ def test_pack_redacts_and_leaves_out_the_api_request_records(tmp_path: Path) -> 
     assert key not in raw and "[redacted]" in raw
     assert "api-request-shape" not in raw and '"half' not in raw
     assert [json.loads(line)["type"] for line in raw.splitlines()] == ["user"]
+    size = len(record["data"])
+    assert pack(session, ID, size, secrets=())["data"] == record["data"]
     with pytest.raises(PortableError, match=r"more than Claude\.portable_max_kb"):
+        pack(session, ID, size - 1, secrets=())
+    # A file far over the bound is refused before it is read.
+    with pytest.raises(PortableError, match="too large for Claude"):
         pack(session, ID, 10, secrets=())
 
 
@@ -82,8 +87,9 @@ def test_the_newest_record_of_the_name_is_found(tmp_path: Path) -> None:
     nbformat.write(nb, str(path))
     assert find_record(str(path), "default", 2**20)["saved_at"] == 9.0
     assert find_record(str(path), "other", 2**20)["saved_at"] == 20.0
-    with pytest.raises(PortableError, match="too large"):
+    with pytest.raises(PortableError, match="too large to read") as refused:
         find_record(str(path), "default", 10)
+    assert "not a notebook" not in str(refused.value)
 
 
 def test_restore_never_overwrites_a_different_conversation(tmp_path: Path) -> None:
