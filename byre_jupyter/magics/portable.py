@@ -117,26 +117,32 @@ def pack(path: Path, session_id: str, max_bytes: int, secrets: Iterable[str]) ->
     """The portable record of a session file: redacted, gzipped, base64. Raises
     :class:`PortableError` when the packed record would be larger than ``max_bytes``."""
     known = set(secrets)
-    # JSON lines pack to less than a tenth (gzip, then base64's 4/3): a file far larger than
-    # the bound is refused before it is read and redacted on the kernel's loop.
-    on_disk = path.stat().st_size
-    if on_disk > max_bytes * 16:
-        raise PortableError(
-            f"the conversation's session file is {on_disk >> 20} MB, too large for "
-            f"Claude.portable_max_kb ({max_bytes / 1024:.0f} kB)"
-        )
+    try:
+        # JSON lines pack to less than a tenth (gzip, then base64's 4/3): a file far larger
+        # than the bound is refused before it is read and redacted on the kernel's loop.
+        on_disk = path.stat().st_size
+        if on_disk > max_bytes * 16:
+            raise PortableError(
+                f"the conversation's session file is {on_disk >> 20} MB, too large for "
+                f"Claude.portable_max_kb ({max_bytes / 1024:.0f} kB)"
+            )
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError as e:
+        raise PortableError(f"cannot read {path}: {e.strerror or e}") from None
     lines = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if not line.strip():
-                continue
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                continue  # a line the CLI was still writing: resume reads whole lines only
-            if isinstance(entry, dict) and entry.get("type") in _NOT_CONVERSATION:
-                continue
-            lines.append(json.dumps(redact_json(entry, known), ensure_ascii=False))
+    # Lines end at "\n" only: JSON.stringify leaves U+2028 and U+2029 raw inside strings, and
+    # str.splitlines would cut the line there.
+    for line in text.split("\n"):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except (ValueError, RecursionError):
+            continue  # a line the CLI was still writing: resume reads whole lines only
+        if isinstance(entry, dict) and entry.get("type") in _NOT_CONVERSATION:
+            continue
+        lines.append(json.dumps(redact_json(entry, known), ensure_ascii=False))
     raw = ("\n".join(lines) + "\n").encode()
     data = base64.b64encode(gzip.compress(raw, mtime=0)).decode("ascii")
     if len(data) > max_bytes:
@@ -245,7 +251,8 @@ def _inflate(data: Any, max_bytes: int) -> bytes:
     if not inflater.eof:
         raise PortableError("the record's data is corrupt: truncated gzip stream")
     try:
-        lines = [json.loads(line) for line in raw.decode("utf-8").splitlines() if line.strip()]
+        text = raw.decode("utf-8")
+        lines = [json.loads(line) for line in text.split("\n") if line.strip()]
     except (ValueError, RecursionError) as e:
         raise PortableError(f"the record's session file is corrupt: {e}") from None
     if not lines or not all(isinstance(line, dict) for line in lines):

@@ -92,6 +92,16 @@ def test_the_newest_record_of_the_name_is_found(tmp_path: Path) -> None:
     assert "not a notebook" not in str(refused.value)
 
 
+def test_a_line_with_a_raw_line_separator_survives_pack_and_restore(tmp_path: Path) -> None:
+    """JSON.stringify leaves U+2028 raw in strings; it is not a line break in JSON lines."""
+    line = json.dumps({**LINE, "message": {"content": "a\u2028b"}}, ensure_ascii=False)
+    session = tmp_path / f"{ID}.jsonl"
+    session.write_text(line + "\n", encoding="utf-8")
+    record = pack(session, ID, 10_000, secrets=())
+    done = restore(record, tmp_path / "projects", "/w", 2**20)
+    assert json.loads(done.path.read_text(encoding="utf-8"))["message"]["content"] == "a\u2028b"
+
+
 def test_restore_never_overwrites_a_different_conversation(tmp_path: Path) -> None:
     first = json.dumps(LINE).encode() + b"\n"
     more = first + json.dumps({**LINE, "uuid": "u2"}).encode() + b"\n"
