@@ -110,6 +110,42 @@ def test_a_notebook_saved_on_one_machine_continues_on_another(
         assert text in seen, text
 
 
+def test_a_branch_travels_with_its_own_history(
+    machines: dict[str, Any], api: ScriptedAPI, tmp_path: Path
+) -> None:
+    """Re-running a cell forks the conversation (--fork-session): the fork's session file must
+    hold the turns before the fork on its own, since the other machine has no parent file."""
+    for prompt in ("PROMPT_A", "PROMPT_B_OLD", "PROMPT_B_NEW", "PROMPT_NEXT"):
+        api.on(prompt, Reply(Text(f"answer to {prompt}")))
+    env_a, cwd_a = machines["a"]
+    first = KernelDriver(env_a, str(cwd_a))
+    try:
+        ok(first.run(LOAD + "\n%config Claude.portable = True"))
+        a = first.run("%%claude\nPROMPT_A", cell_id="cell-a")
+        ok(a)
+        ok(first.run("%%claude\nPROMPT_B_OLD", cell_id="cell-b"))
+        b = first.run("%%claude\nPROMPT_B_NEW", cell_id="cell-b")
+        ok(b)
+    finally:
+        first.close()
+    (record,) = records(b)
+    assert records(a) == []
+    env_b, cwd_b = machines["b"]
+    save_notebook(cwd_b / "shared.ipynb", [("a", a), ("b", b)])
+    second = KernelDriver(env_b, str(cwd_b))
+    try:
+        ok(second.run(LOAD))
+        assert record["session_id"] in ok(second.run("%claude resume --from shared.ipynb"))
+        n = len(api.requests)
+        ok(second.run("%%claude\nPROMPT_NEXT", cell_id="cell-n"))
+        seen = json.dumps(api.wait_for_request("PROMPT_NEXT", timeout=60, after=n).body)
+    finally:
+        second.close()
+    for text in ("PROMPT_A", "answer to PROMPT_A", "PROMPT_B_NEW", "answer to PROMPT_B_NEW"):
+        assert text in seen, text
+    assert "PROMPT_B_OLD" not in seen
+
+
 def test_without_a_cell_id_too_only_the_newest_turn_keeps_the_record(
     kernel: KernelDriver, api: ScriptedAPI
 ) -> None:
