@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +101,19 @@ def test_a_line_with_a_raw_line_separator_survives_pack_and_restore(tmp_path: Pa
     record = pack(session, ID, 10_000, secrets=())
     done = restore(record, tmp_path / "projects", "/w", 2**20)
     assert json.loads(done.path.read_text(encoding="utf-8"))["message"]["content"] == "a\u2028b"
+
+
+def test_a_gzip_bomb_is_never_inflated_past_the_bound(tmp_path: Path) -> None:
+    bomb = _record(b"\0" * (64 << 20))  # 64 MB of zeros, about 64 kB packed
+    tracemalloc.start()
+    try:
+        with pytest.raises(PortableError, match="larger than 1 MB once decompressed"):
+            restore(bomb, tmp_path, "/w", 1 << 20)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20, f"inflating the bomb took {peak >> 20} MB"
+    assert not any(tmp_path.iterdir())
 
 
 def test_restore_never_overwrites_a_different_conversation(tmp_path: Path) -> None:
