@@ -112,9 +112,12 @@ class ControlChannel:
                         continue
                     try:
                         raw = loads(item)
-                    except ValueError as e:  # also UnicodeDecodeError
-                        self._on_bad_line(item, ProtocolError(f"not JSON: {e}", item))
-                        continue
+                    except ValueError:
+                        try:
+                            raw = jsonio.loads_refused(item)  # what only the stdlib accepts
+                        except ValueError as e:  # also UnicodeDecodeError
+                            self._on_bad_line(item, ProtocolError(f"not JSON: {e}", item))
+                            continue
                     if not isinstance(raw, dict):
                         self._on_bad_line(item, ProtocolError("not a JSON object", item))
                         continue

@@ -214,7 +214,9 @@ class Turn:
             self._base += len(self._log) + 1
             if self._log:
                 self._log = []
-        self._wake()
+        waiter = self._waiter  # _wake, inlined: this runs for every line of the stream
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     def finish(self, result: ResultMessage | None, error: ByreError | None = None) -> None:
         """End the turn with the CLI's result, or without one (never sent, failed); once."""

@@ -39,9 +39,18 @@ NOT_JSON = [b"npm WARN deprecated", b'{"a":', b"\xff\xfe{}", b""]
 
 
 def parser(backend: str) -> Callable[[bytes], Any]:
+    """A reader's rule (as the session's channel does it): the chosen parser, and for a line
+    it refuses, :func:`jsonio.loads_refused`."""
     name, loads = jsonio.choose(use_orjson=backend == "orjson")
     assert name == backend
-    return loads
+
+    def decode(line: bytes) -> Any:
+        try:
+            return loads(line)
+        except ValueError:
+            return jsonio.loads_refused(line)
+
+    return decode
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
