@@ -141,9 +141,9 @@ def test_resume_from_is_parsed_and_a_missing_notebook_changes_nothing(
     shell: InteractiveShell,
 ) -> None:
     before = sessions()
-    with pytest.raises(UsageError, match="no such file: .*other.ipynb"):
+    with pytest.raises(UsageError, match=r"no such file: .*other\.ipynb"):
         shell.run_line_magic("claude", "resume --from other.ipynb")
-    with pytest.raises(UsageError, match="no such file: .*other.ipynb"):
+    with pytest.raises(UsageError, match=r"no such file: .*other\.ipynb"):
         shell.run_line_magic("claude", "resume side --from other.ipynb")
     with pytest.raises(UsageError, match="not both"):
         shell.run_line_magic("claude", "resume side abc --from other.ipynb")
