@@ -16,6 +16,7 @@ Pure module.
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 
@@ -103,7 +104,9 @@ def language_of(info: str | None) -> str:
     return name if _LANGUAGE.fullmatch(name) else ""
 
 
+@functools.lru_cache(maxsize=64)
 def _lexer(language: str) -> Lexer | None:
+    """One lexer per language, reused: a streaming fence is highlighted again at every push."""
     if not language:
         return None
     try:
@@ -112,6 +115,7 @@ def _lexer(language: str) -> Lexer | None:
         return None
 
 
+@functools.lru_cache(maxsize=1024)
 def _style(token: _TokenType) -> str:
     for kind, style in _TOKEN_STYLES:
         if token in kind:
