@@ -24,6 +24,7 @@ import pytest
 
 from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, ScriptedRequest, Text, ToolUse
 
+from .conftest import BOTH_FRONTENDS
 from .harness import HarnessError, LabPage, new_notebook
 
 pytestmark = pytest.mark.cli
@@ -200,6 +201,7 @@ def test_deny_with_reason_reaches_the_model(
     assert "denied.txt" in denied and denied.endswith(": not today*"), md  # what, and why
 
 
+@BOTH_FRONTENDS
 def test_typed_reason_arrives_whole(
     lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str]
 ) -> None:
@@ -334,6 +336,7 @@ def test_python_tool_asks_in_the_cell(
 # 5. Stop while a card waits
 
 
+@BOTH_FRONTENDS
 def test_stop_rejects_a_pending_card(
     lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str]
 ) -> None:

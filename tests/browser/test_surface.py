@@ -17,6 +17,7 @@ import pytest
 
 from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, Text, ToolUse
 
+from .conftest import BOTH_FRONTENDS
 from .harness import ARTIFACTS, HarnessError, LabPage, new_notebook
 
 pytestmark = pytest.mark.cli
@@ -62,6 +63,7 @@ def header_renders(lab: LabPage, i: int) -> int:
 # the model menu keeps the user's choice
 
 
+@BOTH_FRONTENDS
 def test_model_menu_keeps_the_choice_mid_turn(
     lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str]
 ) -> None:
@@ -144,6 +146,7 @@ def set_theme(lab: LabPage, theme: str) -> None:
     )
 
 
+@BOTH_FRONTENDS
 def test_code_blocks_are_highlighted_live_saved_and_in_nbconvert(
     lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -304,6 +307,7 @@ VISIBLE_JS = """(el) => {
 
 
 @pytest.mark.parametrize("width", [1280, 700])
+@BOTH_FRONTENDS
 def test_header_is_labelled_sticky_and_nothing_clips(
     lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str], width: int, tmp_path: Path
 ) -> None:
