@@ -147,10 +147,13 @@ def _dump_failure(nodeid: str, lp: LabPage) -> None:
         lp.console.append(f"(screenshot failed: {e})")
     try:
         iopub: Any = lp.iopub_messages() if lp.path else []
+        sent: Any = lp.sent_comm_messages() if lp.path else []
     except Exception as e:
-        iopub = f"(unavailable: {e})"
+        iopub = sent = f"(unavailable: {e})"
     (ARTIFACTS / f"failed-{stem}.txt").write_text(
-        "console:\n" + "\n".join(lp.console) + f"\n\niopub:\n{iopub}\n\n{lp.server.log_tail(80)}\n"
+        "console:\n"
+        + "\n".join(lp.console)
+        + f"\n\niopub:\n{iopub}\n\nsent comm_msgs:\n{sent}\n\n{lp.server.log_tail(80)}\n"
     )
 
 

@@ -374,7 +374,9 @@ _HELPER_JS = r"""
 () => {
   if (window.__byre) return;
   const app = window.jupyterapp;
-  const B = (window.__byre = { panels: {}, runs: {}, iopub: [], reqCells: {}, watchers: {} });
+  const B = (window.__byre = {
+    panels: {}, runs: {}, iopub: [], sent: [], reqCells: {}, watchers: {},
+  });
   B.panel = (path) => {
     const known = B.panels[path];
     if (known && !known.isDisposed) return known;
@@ -406,6 +408,12 @@ _HELPER_JS = r"""
         const m = args.msg;
         if (args.direction === 'send' && m.header.msg_type === 'execute_request') {
           B.reqCells[m.header.msg_id] = (m.metadata && m.metadata.cellId) || null;
+        }
+        if (args.direction === 'send' && m.header.msg_type === 'comm_msg') {
+          const d = (m.content && m.content.data) || {};
+          B.sent.push({ path, t: performance.now(), msg_id: m.header.msg_id,
+                        method: d.method || null, event: (d.content && d.content.event) || null,
+                        state: d.state ? Object.keys(d.state) : null });
         }
       });
       k.iopubMessage.connect((_, m) => {
@@ -837,6 +845,11 @@ class LabPage:
                 cell,
             )
         )
+
+    def sent_comm_messages(self) -> list[dict[str, Any]]:
+        """comm_msgs the frontend sent (widget updates, clicks): t, msg_id, method, event,
+        state (the keys of an update)."""
+        return list(self._js("return B.sent.filter(m => m.path === path);"))
 
     def iopub_counts(self, cell: int | None = None) -> Counter[str]:
         return Counter(m["msg_type"] for m in self.iopub_messages(cell))

@@ -160,12 +160,12 @@ def test_code_blocks_are_highlighted_live_saved_and_in_nbconvert(
     assert lab.cell_running(1) and out.locator(".jupyter-widgets").count() > 0
     live = code_look(out)
     assert_highlighted(live, "live")
-    lab.screenshot("code-block-live-light.png")
+    lab.screenshot(f"code-block-live-light-{lab.frontend}.png")
     set_theme(lab, "JupyterLab Dark")
     live_dark = code_look(out)
     assert_highlighted(live_dark, "live, dark")
     assert live_dark["background"] != live["background"], (live, live_dark)
-    lab.screenshot("code-block-live-dark.png")
+    lab.screenshot(f"code-block-live-dark-{lab.frontend}.png")
     set_theme(lab, "JupyterLab Light")
 
     api.release()
@@ -175,10 +175,10 @@ def test_code_blocks_are_highlighted_live_saved_and_in_nbconvert(
     final = code_look(out)
     assert_highlighted(final, "saved")
     assert final == live, (live, final)  # the end of the turn changes nothing in the block
-    lab.screenshot("code-block-final-light.png")
+    lab.screenshot(f"code-block-final-light-{lab.frontend}.png")
     set_theme(lab, "JupyterLab Dark")
     assert code_look(out) == live_dark
-    lab.screenshot("code-block-final-dark.png")
+    lab.screenshot(f"code-block-final-dark-{lab.frontend}.png")
     set_theme(lab, "JupyterLab Light")
 
     lab.save()
@@ -344,7 +344,7 @@ def test_header_is_labelled_sticky_and_nothing_clips(
 
     # the answer is long and the card at its end: Stop and the status are still in view
     stop = out.locator('button.widget-button:has-text("Stop")')
-    lab.screenshot(f"header-approval-{width}-light.png")
+    lab.screenshot(f"header-approval-{width}-light-{lab.frontend}.png")
     assert stop.evaluate(VISIBLE_JS), "Stop scrolled away"
     assert status.evaluate(VISIBLE_JS), "the status scrolled away"
 
@@ -352,7 +352,7 @@ def test_header_is_labelled_sticky_and_nothing_clips(
     assert clipped == [], clipped
     set_theme(lab, "JupyterLab Dark")
     card.locator('button:has-text("Deny")').scroll_into_view_if_needed()
-    lab.screenshot(f"header-approval-{width}-dark.png")
+    lab.screenshot(f"header-approval-{width}-dark-{lab.frontend}.png")
     set_theme(lab, "JupyterLab Light")
 
     card.locator('button:has-text("Deny")').click()
