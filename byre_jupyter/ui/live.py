@@ -75,6 +75,19 @@ LIVE_JS = (
     "root.addEventListener('keydown',function(e){"
     "var t=e.target;if((e.key==='Enter'||e.key===' ')&&t&&t.classList&&"
     "t.classList.contains('byre-copy')){e.preventDefault();e.stopPropagation();t.click()}});"
+    # A card's reason box syncs only when one of the card's buttons is clicked, just before
+    # the click: ipywidgets holds a model's next update until the kernel acknowledged the
+    # last but sends a click at once, so a sync on leaving the box let a click overtake the
+    # rest of the reason when the kernel lagged. One update, sent first, arrives first.
+    "var box=function(t){return t&&t.closest&&t.tagName==='INPUT'&&"
+    "t.closest('.byre-approval-card')};"
+    "root.addEventListener('change',function(e){"
+    "if(!root.byreSync&&box(e.target)){e.stopPropagation()}},true);"
+    "root.addEventListener('click',function(e){"
+    "var b=e.target&&e.target.closest&&e.target.closest('.byre-approval-card button');"
+    "var i=b&&b.closest('.byre-approval-card').querySelector('input');"
+    "if(i){root.byreSync=1;try{i.dispatchEvent(new Event('change',{bubbles:true}))}"
+    "finally{root.byreSync=0}}},true);"
     "root.addEventListener('click',function(e){"
     "var t=e.target;if(!t||!t.closest)return;"
     "var copy=t.closest('.byre-copy');"
