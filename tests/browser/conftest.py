@@ -5,6 +5,9 @@
         lab.run_cell(0)
         assert "1" in lab.output_text(0)
 
+To run a test in JupyterLab and in Notebook 7, decorate it with ``@BOTH_FRONTENDS``: its
+``lab`` is then a tab on either server (``lab.frontend`` says which).
+
 Every test under tests/browser/ is marked ``browser`` automatically. Kernel environment:
 override the session fixture ``lab_server_env`` in a conftest (it is passed to the server, so
 every kernel inherits it), pass ``kernel_env=`` to ``LabPage.open_notebook`` for one notebook,

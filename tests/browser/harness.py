@@ -5,6 +5,7 @@ Three pieces, used through the fixtures in ``conftest.py``:
 * :class:`LabServer` starts ``jupyter lab`` from the running interpreter's environment on a
   free 127.0.0.1 port with every Jupyter/IPython directory isolated under a temp dir, waits
   for ``/api/status``, talks to the REST API and stops the server with all its descendants.
+  :class:`NotebookServer` does the same for Notebook 7 (``jupyter notebook``).
 * :func:`launch_chromium` launches Debian's ``/usr/bin/chromium`` through Playwright's sync
   API (never a Playwright-downloaded browser: this network only reaches package registries).
 * :class:`LabPage` is one browser tab on Lab. It opens notebooks built with nbformat, runs
