@@ -468,6 +468,8 @@ class ApprovalCard:
                 layout=own(W.Layout(border="1px solid #d4a017", padding="0.3em", margin="0.3em 0")),
             )
         )
+        # The live view makes it an alertdialog named by its title, and shows it when it waits.
+        self.widget.add_class("byre-approval-card")
 
     def _clicked(self, choice: Choice) -> None:  # any thread
         reason = str(self.reason.value or "")

@@ -65,11 +65,70 @@ _STATUS_WORDS = {
     "error": "failed",
     "interrupted": "stopped",
 }
+# What the live view does in the browser, run once per view by its stylesheet's onload (an
+# HTML widget sets innerHTML, where a <script> would not run). Our own constant, no model text
+# in it, nothing loaded: a copy button writes its code block's text to the clipboard; Stop
+# gives the focus back to the cell, so Shift+Enter goes on working (the button, disabled once
+# the kernel took the click, would drop it to the page body); the streamed text is a polite
+# live region; an approval card is an alertdialog named by its title and, when it starts
+# waiting off-screen (Run All), is scrolled into view once. The saved record is sanitized (no
+# scripts) and has none of this.
+LIVE_JS = (
+    "(function(s){"
+    "var root=s.closest('.byre-live-root');"
+    "if(!root||root.byreLive)return;root.byreLive=1;"
+    "root.addEventListener('keydown',function(e){"
+    "var t=e.target;if((e.key==='Enter'||e.key===' ')&&t&&t.classList&&"
+    "t.classList.contains('byre-copy')){e.preventDefault();e.stopPropagation();t.click()}});"
+    # A card's reason box syncs only when one of the card's buttons is clicked, just before
+    # the click: ipywidgets holds a model's next update until the kernel acknowledged the
+    # last but sends a click at once, so a sync on leaving the box let a click overtake the
+    # rest of the reason when the kernel lagged. One update, sent first, arrives first.
+    "var box=function(t){return t&&t.closest&&t.tagName==='INPUT'&&"
+    "t.closest('.byre-approval-card')};"
+    "root.addEventListener('change',function(e){"
+    "if(!root.byreSync&&box(e.target)){e.stopPropagation()}},true);"
+    "root.addEventListener('click',function(e){"
+    "var b=e.target&&e.target.closest&&e.target.closest('.byre-approval-card button');"
+    "var i=b&&b.closest('.byre-approval-card').querySelector('input');"
+    "if(i){root.byreSync=1;try{i.dispatchEvent(new Event('change',{bubbles:true}))}"
+    "finally{root.byreSync=0}}},true);"
+    "root.addEventListener('click',function(e){"
+    "var t=e.target;if(!t||!t.closest)return;"
+    "var copy=t.closest('.byre-copy');"
+    "if(copy){var pre=copy.parentElement.querySelector('pre');"
+    "var done=function(w){copy.textContent=w;"
+    "setTimeout(function(){copy.textContent='Copy'},1500)};"
+    "if(pre&&navigator.clipboard){navigator.clipboard.writeText(pre.innerText)"
+    ".then(function(){done('Copied')},function(){done('Copy failed')})}"
+    "else{done('Copy failed')}return}"
+    "if(t.closest('.byre-stop')){var cell=root.closest('.jp-Cell');"
+    "if(cell){setTimeout(function(){cell.focus()},0)}}});"
+    "var mark=function(){"
+    "root.querySelectorAll('.byre-copy:not([tabindex])').forEach(function(b){"
+    "b.setAttribute('tabindex','0')});"
+    "var body=root.querySelector('.byre-live-body');"
+    "if(body&&!body.hasAttribute('aria-live')){body.setAttribute('role','log');"
+    "body.setAttribute('aria-live','polite');body.setAttribute('aria-label','Answer')}"
+    "root.querySelectorAll('.byre-approval-card input:not([aria-label])').forEach("
+    "function(i){i.setAttribute('aria-label','Reason for denying (optional, sent to Claude)')});"
+    "root.querySelectorAll('.byre-approval-card').forEach(function(card){"
+    "var title=card.querySelector('.byre-approval-title');"
+    # whole: title, body and the answers' row rendered, so it is scrolled to its full size
+    "if(card.byreSeen||!title||card.children.length<3||!card.querySelector('input'))return;"
+    "card.byreSeen=1;"
+    "card.setAttribute('role','alertdialog');"
+    "card.setAttribute('aria-label',title.textContent.trim());"
+    "var r=card.getBoundingClientRect();"
+    "if(r.top<0||r.bottom>window.innerHeight){card.scrollIntoView({block:'nearest'})}})};"
+    "new MutationObserver(mark).observe(root,{childList:true,subtree:true});mark()"
+    "})(this)"
+)
 # The live view's only stylesheet: our own class names, no url(), nothing remote. The spinner
 # turns by CSS, so it costs no kernel message per frame; the header stays in view (sticky)
-# while a long answer scrolls.
+# while a long answer scrolls. Its onload runs LIVE_JS.
 LIVE_CSS = (
-    "<style>"
+    f'<style onload="{LIVE_JS}">'
     "@keyframes byre-spin{to{transform:rotate(360deg)}}"
     ".byre-spinner{display:inline-block;width:0.75em;height:0.75em;box-sizing:border-box;"
     "border:2px solid currentColor;border-right-color:transparent;border-radius:50%;"
@@ -85,7 +144,25 @@ LIVE_CSS = (
     ".jupyter-widgets.byre-live-header{position:sticky!important;top:0;z-index:3;"
     "background:var(--jp-layout-color0,#fff);align-items:center}"
     ".byre-live-header .widget-label{width:auto;min-width:0}"
+    # The copy button floats in the code box's corner: the text lays out as in the record.
+    ".byre-code{position:relative}"
+    ".byre-copy{position:absolute;top:0.4em;right:0.4em;z-index:1;cursor:pointer;"
+    "font-family:var(--jp-ui-font-family,sans-serif);font-size:var(--jp-ui-font-size0,11px);"
+    "line-height:1.5;padding:0 0.6em;border-radius:3px;opacity:0.7;"
+    "border:1px solid var(--jp-border-color1,#bdbdbd);"
+    "background:var(--jp-layout-color1,#fff);color:var(--jp-ui-font-color1,#000)}"
+    ".byre-code:hover .byre-copy,.byre-copy:focus{opacity:1}"
+    ".byre-status.byre-waiting{opacity:1!important;font-weight:bold;"
+    "color:var(--jp-warn-color0,#b35c00)}"
     "</style>"
+)
+# Each code box of the live text, wrapped with its copy button (our renderer writes every <pre>
+# and escapes model text, so these tags are ours). A span with role=button, made focusable by
+# LIVE_JS: the markup keeps to the tags and attributes that cannot load anything.
+_PRE_OPEN = "<pre "
+_COPY_BUTTON = (
+    '<div class="byre-code"><span class="byre-copy" role="button" title="Copy code">Copy</span>'
+    "<pre "
 )
 #: Widgets in a row keep their natural width and wrap instead of shrinking into "Allow …".
 NO_SHRINK = "0 0 auto"
@@ -101,7 +178,10 @@ def _rendered(markdown: str, *, growing: bool = False) -> str:
     ``growing`` text is still being written: half a table or fence is held back."""
     if growing:
         markdown = tolerant_markdown(markdown)
-    return f'<div class="{RENDERED_CLASS}">{render_markdown(markdown)}</div>'
+    body = (
+        render_markdown(markdown).replace(_PRE_OPEN, _COPY_BUTTON).replace("</pre>", "</pre></div>")
+    )
+    return f'<div class="{RENDERED_CLASS}">{body}</div>'
 
 
 def _flat(own: Own) -> Any:
@@ -338,7 +418,9 @@ class LiveView:
             )
         )
         header.add_class("byre-live-header")
+        self._stop.add_class("byre-stop")
         self._body = self._own(W.VBox())
+        self._body.add_class("byre-live-body")
         self._root = self._own(
             W.VBox(
                 (header, self._body),
@@ -575,9 +657,11 @@ class LiveView:
                 f"retry {retry.attempt}/{retry.max_retries} ({retry.error}{code}), "
                 f"next in {retry.delay_s:.1f} s"
             )
+        # Waiting for the user is the one status that must not be missed: it stands out.
+        waiting = " byre-waiting" if self._waiting and mark is None else ""
         self._status.value = (
-            '<span class="byre-status" role="status" aria-live="polite" style="opacity:0.75">'
-            f"{escape_text(' · '.join(parts))}</span>"
+            f'<span class="byre-status{waiting}" role="status" aria-live="polite"'
+            f' style="opacity:0.75">{escape_text(" · ".join(parts))}</span>'
         )
 
     def _schedule_tick(self) -> None:

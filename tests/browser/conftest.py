@@ -5,6 +5,9 @@
         lab.run_cell(0)
         assert "1" in lab.output_text(0)
 
+To run a test in JupyterLab and in Notebook 7, decorate it with ``@BOTH_FRONTENDS``: its
+``lab`` is then a tab on either server (``lab.frontend`` says which).
+
 Every test under tests/browser/ is marked ``browser`` automatically. Kernel environment:
 override the session fixture ``lab_server_env`` in a conftest (it is passed to the server, so
 every kernel inherits it), pass ``kernel_env=`` to ``LabPage.open_notebook`` for one notebook,
@@ -27,7 +30,14 @@ from support.rig import cli_env_for
 
 from byre_jupyter.scripted import ScriptedAPI
 
-from .harness import ARTIFACTS, LabPage, LabServer, chromium_available, launch_chromium
+from .harness import (
+    ARTIFACTS,
+    LabPage,
+    LabServer,
+    NotebookServer,
+    chromium_available,
+    launch_chromium,
+)
 
 HERE = Path(__file__).resolve().parent
 
@@ -75,6 +85,23 @@ def lab_server(
 
 
 @pytest.fixture(scope="package")
+def notebook_server(
+    tmp_path_factory: pytest.TempPathFactory, lab_server_env: dict[str, str]
+) -> Iterator[LabServer]:
+    """Notebook 7 (``jupyter notebook``), started only by tests that run in it."""
+    server = NotebookServer(tmp_path_factory.mktemp("notebook"), lab_server_env)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+#: Parametrize a test that takes ``lab`` with this to run it in JupyterLab and in Notebook 7.
+BOTH_FRONTENDS = pytest.mark.parametrize("lab", ["lab", "notebook"], indirect=True)
+
+
+@pytest.fixture(scope="package")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A Playwright BrowserContext on headless /usr/bin/chromium with a fresh profile."""
     if not chromium_available():
@@ -97,10 +124,13 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 
 @pytest.fixture
-def lab(request: pytest.FixtureRequest, browser: Any, lab_server: LabServer) -> Iterator[LabPage]:
-    """A new tab on JupyterLab (fresh workspace). On failure a screenshot, the page's console
-    and the iopub log are left in tests/artifacts/."""
-    lp = LabPage(browser.new_page(), lab_server)
+def lab(request: pytest.FixtureRequest, browser: Any) -> Iterator[LabPage]:
+    """A new tab on JupyterLab (fresh workspace), or on Notebook 7 when the test is
+    parametrized with :data:`BOTH_FRONTENDS` (``request.param`` "notebook"). On failure a
+    screenshot, the page's console and the iopub log are left in tests/artifacts/."""
+    frontend = getattr(request, "param", "lab")
+    server = request.getfixturevalue("notebook_server" if frontend == "notebook" else "lab_server")
+    lp = LabPage(browser.new_page(), server)
     try:
         lp.goto_lab()
         yield lp
@@ -120,10 +150,13 @@ def _dump_failure(nodeid: str, lp: LabPage) -> None:
         lp.console.append(f"(screenshot failed: {e})")
     try:
         iopub: Any = lp.iopub_messages() if lp.path else []
+        sent: Any = lp.sent_comm_messages() if lp.path else []
     except Exception as e:
-        iopub = f"(unavailable: {e})"
+        iopub = sent = f"(unavailable: {e})"
     (ARTIFACTS / f"failed-{stem}.txt").write_text(
-        "console:\n" + "\n".join(lp.console) + f"\n\niopub:\n{iopub}\n\n{lp.server.log_tail(80)}\n"
+        "console:\n"
+        + "\n".join(lp.console)
+        + f"\n\niopub:\n{iopub}\n\nsent comm_msgs:\n{sent}\n\n{lp.server.log_tail(80)}\n"
     )
 
 

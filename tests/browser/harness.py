@@ -5,6 +5,7 @@ Three pieces, used through the fixtures in ``conftest.py``:
 * :class:`LabServer` starts ``jupyter lab`` from the running interpreter's environment on a
   free 127.0.0.1 port with every Jupyter/IPython directory isolated under a temp dir, waits
   for ``/api/status``, talks to the REST API and stops the server with all its descendants.
+  :class:`NotebookServer` does the same for Notebook 7 (``jupyter notebook``).
 * :func:`launch_chromium` launches Debian's ``/usr/bin/chromium`` through Playwright's sync
   API (never a Playwright-downloaded browser: this network only reaches package registries).
 * :class:`LabPage` is one browser tab on Lab. It opens notebooks built with nbformat, runs
@@ -99,6 +100,9 @@ class LabServer:
     (e.g. ``ANTHROPIC_BASE_URL`` of a scripted API, ``BYRE_CLAUDE_PATH``).
     """
 
+    #: Which frontend this server serves: "lab" (JupyterLab) or "notebook" (Notebook 7).
+    frontend = "lab"
+
     def __init__(self, base_dir: Path, extra_env: Mapping[str, str] | None = None) -> None:
         self.base_dir = Path(base_dir)
         self.root_dir = self.base_dir / "root"
@@ -157,14 +161,13 @@ class LabServer:
             f.parent.mkdir(parents=True, exist_ok=True)
             f.write_text(json.dumps(values))
         cmd = [
-            str(Path(sys.executable).parent / "jupyter-lab"),
+            *self._command(),
             "--no-browser",
             "--allow-root",
             "--ip=127.0.0.1",
             "--ServerApp.port=0",  # the OS picks a free port; read back from jpserver-*.json
             "--ServerApp.port_retries=0",
             f"--IdentityProvider.token={self.token}",
-            "--LabApp.expose_app_in_browser=True",
             f"--ServerApp.root_dir={self.root_dir}",
         ]
         log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
@@ -187,6 +190,12 @@ class LabServer:
             self.stop()
             raise
         return self
+
+    def _command(self) -> list[str]:
+        return [
+            str(Path(sys.executable).parent / "jupyter-lab"),
+            "--LabApp.expose_app_in_browser=True",
+        ]
 
     def _read_port(self) -> int | None:
         self._check_alive()
@@ -321,6 +330,22 @@ class LabServer:
         )
 
 
+class NotebookServer(LabServer):
+    """``jupyter notebook`` (Notebook 7) in the same isolated environment and token/port scheme.
+
+    Notebook 7 is built from JupyterLab's packages (the same notebook panel, settings and
+    ``window.jupyterapp``), but shows one notebook per page at ``/notebooks/<path>``.
+    """
+
+    frontend = "notebook"
+
+    def _command(self) -> list[str]:
+        return [
+            str(Path(sys.executable).parent / "jupyter-notebook"),
+            "--JupyterNotebookApp.expose_app_in_browser=True",
+        ]
+
+
 # --------------------------------------------------------------------------------------------
 # Browser
 
@@ -350,7 +375,9 @@ _HELPER_JS = r"""
 () => {
   if (window.__byre) return;
   const app = window.jupyterapp;
-  const B = (window.__byre = { panels: {}, runs: {}, iopub: [], reqCells: {}, watchers: {} });
+  const B = (window.__byre = {
+    panels: {}, runs: {}, iopub: [], sent: [], reqCells: {}, watchers: {},
+  });
   B.panel = (path) => {
     const known = B.panels[path];
     if (known && !known.isDisposed) return known;
@@ -383,6 +410,12 @@ _HELPER_JS = r"""
         if (args.direction === 'send' && m.header.msg_type === 'execute_request') {
           B.reqCells[m.header.msg_id] = (m.metadata && m.metadata.cellId) || null;
         }
+        if (args.direction === 'send' && m.header.msg_type === 'comm_msg') {
+          const d = (m.content && m.content.data) || {};
+          B.sent.push({ path, t: performance.now(), msg_id: m.header.msg_id,
+                        method: d.method || null, event: (d.content && d.content.event) || null,
+                        state: d.state ? Object.keys(d.state) : null });
+        }
       });
       k.iopubMessage.connect((_, m) => {
         const parent = m.parent_header || {};
@@ -407,6 +440,17 @@ _HELPER_JS = r"""
   B.open = async (path) => {
     const w = await app.commands.execute('docmanager:open', { path, factory: 'Notebook' });
     B.panels[path] = w;
+    await w.context.ready;
+    await w.sessionContext.ready;
+    B.hook(path);
+    return w.id;
+  };
+  // Notebook 7: the page at /notebooks/<path> opens its notebook itself; wait for its panel.
+  B.attach = async (path) => {
+    let w = null;
+    while (!w) {
+      try { w = B.panel(path); } catch (e) { await new Promise(r => setTimeout(r, 50)); }
+    }
     await w.context.ready;
     await w.sessionContext.ready;
     B.hook(path);
@@ -486,11 +530,20 @@ class LabPage:
 
     # -- Lab -----------------------------------------------------------------------------
 
+    @property
+    def frontend(self) -> str:
+        """ "lab" (JupyterLab) or "notebook" (Notebook 7)."""
+        return self.server.frontend
+
     def goto_lab(self, timeout: float = 90.0) -> LabPage:
+        """Load the frontend's start page: a fresh Lab workspace, or Notebook 7's file tree."""
+        if self.frontend == "notebook":
+            return self._load(self.server.url("tree"), timeout)
         workspace = "byre-" + secrets.token_hex(4)  # fresh layout, nothing restored
-        self.page.goto(
-            self.server.url(f"lab/workspaces/{workspace}", reset=""), timeout=timeout * 1000
-        )
+        return self._load(self.server.url(f"lab/workspaces/{workspace}", reset=""), timeout)
+
+    def _load(self, url: str, timeout: float) -> LabPage:
+        self.page.goto(url, timeout=timeout * 1000)
         self.page.wait_for_function("() => !!window.jupyterapp", timeout=timeout * 1000)
         self._evaluate(
             "async () => { await window.jupyterapp.restored; }", None, timeout, "Lab to restore"
@@ -561,10 +614,7 @@ class LabPage:
         nb.metadata.setdefault("kernelspec", dict(KERNELSPEC))
         nbformat.validate(nb)
         self.server.put_notebook(path, nb)
-        self.path = path
-        self.opened.add(path)
-        self._js("return B.open(path);", timeout=timeout, what=f"Lab to open {path} with a kernel")
-        self.wait_for_kernel_idle(timeout)
+        self._open_existing(path, timeout)
         if kernel_env:
             code = f"import os as _o; _o.environ.update({dict(kernel_env)!r}); del _o"
             status = self._js(
@@ -581,13 +631,22 @@ class LabPage:
         """Reload Lab (fresh workspace, new page state) and open the existing file ``path``
         (default: the current notebook) without uploading it; waits for an idle kernel."""
         path = path or self._need_path()
-        self.goto_lab(timeout)
+        if self.frontend == "lab":
+            self.goto_lab(timeout)
         self._last_run.clear()
+        self._open_existing(path, timeout)
+        return path
+
+    def _open_existing(self, path: str, timeout: float) -> None:
+        """Open the file ``path`` with a kernel: in Lab's shell, or as Notebook 7's page."""
         self.path = path
         self.opened.add(path)
-        self._js("return B.open(path);", timeout=timeout, what=f"Lab to reopen {path}")
+        if self.frontend == "notebook":
+            self._load(self.server.url("notebooks/" + urllib.parse.quote(path)), timeout)
+            self._js("return B.attach(path);", timeout=timeout, what=f"Notebook 7 to open {path}")
+        else:
+            self._js("return B.open(path);", timeout=timeout, what=f"Lab to open {path}")
         self.wait_for_kernel_idle(timeout)
-        return path
 
     def wall_clock_offset_ms(self) -> float:
         """``Date.now() - performance.now()`` in the page: add it to a ``t`` of
@@ -788,6 +847,11 @@ class LabPage:
             )
         )
 
+    def sent_comm_messages(self) -> list[dict[str, Any]]:
+        """comm_msgs the frontend sent (widget updates, clicks): t, msg_id, method, event,
+        state (the keys of an update)."""
+        return list(self._js("return B.sent.filter(m => m.path === path);"))
+
     def iopub_counts(self, cell: int | None = None) -> Counter[str]:
         return Counter(m["msg_type"] for m in self.iopub_messages(cell))
 
@@ -827,8 +891,10 @@ def new_notebook(*sources: str) -> nbformat.NotebookNode:
 
 
 @contextlib.contextmanager
-def lab_server(base_dir: Path, extra_env: Mapping[str, str] | None = None) -> Iterator[LabServer]:
-    server = LabServer(base_dir, extra_env)
+def lab_server(
+    base_dir: Path, extra_env: Mapping[str, str] | None = None, frontend: str = "lab"
+) -> Iterator[LabServer]:
+    server = (NotebookServer if frontend == "notebook" else LabServer)(base_dir, extra_env)
     server.start()
     try:
         yield server

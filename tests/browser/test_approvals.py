@@ -24,6 +24,7 @@ import pytest
 
 from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, ScriptedRequest, Text, ToolUse
 
+from .conftest import BOTH_FRONTENDS
 from .harness import HarnessError, LabPage, new_notebook
 
 pytestmark = pytest.mark.cli
@@ -200,6 +201,7 @@ def test_deny_with_reason_reaches_the_model(
     assert "denied.txt" in denied and denied.endswith(": not today*"), md  # what, and why
 
 
+@BOTH_FRONTENDS
 def test_typed_reason_arrives_whole(
     lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str]
 ) -> None:
@@ -233,6 +235,61 @@ def test_typed_reason_arrives_whole(
     md = static_data(lab, 1)["text/markdown"]
     denied = next(line for line in md.splitlines() if line.startswith("*Permission denied: Run"))
     assert "typed.txt" in denied and denied.endswith(f": {reason}*"), md  # what, and the reason
+
+
+# A thread in the kernel that, once `go` exists, writes `started` and then holds the GIL for a
+# few seconds in one C call (sum over a range checks no eval breaker): the kernel reads no
+# message meanwhile, as a kernel on a loaded machine lags.
+HOG = """import os as _os, threading as _th, time as _time
+def _hog(go, started):
+    while not _os.path.exists(go):
+        _time.sleep(0.01)
+    open(started, "w").close()
+    sum(range(400_000_000))
+_th.Thread(target=_hog, args=({go!r}, {started!r}), daemon=True).start()
+"""
+
+
+@BOTH_FRONTENDS
+def test_typed_reason_arrives_whole_when_the_kernel_lags(
+    lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Issue 9, under load: the box synced once (focus left it), the kernel is slow to take
+    that update, the user types on and clicks Deny. ipywidgets holds a model's next update
+    until the kernel acknowledged the last, but sends a click at once: the click overtook the
+    rest of the reason, which arrived only after the card was answered."""
+    go, started = tmp_path / "hog-go", tmp_path / "hog-started"
+    folder = open_notebook(
+        lab,
+        claude_env,
+        HOG.format(go=str(go), started=str(started)),
+        "%%claude\nLAGREASON: make the file",
+    )
+    lab.run_cell(1, timeout=60)
+    target = folder / "lagged.txt"
+    api.on("LAGREASON", Reply(bash(f"touch {target}", "Create a file")), times=1)
+    api.on(lambda r: _last_tool(r) == "Bash", Reply(Text("Understood: LAGDONE")))
+
+    lab.run_cell(2, wait=False)
+    box = wait_for_card(lab, 2)
+    field = box.locator(REASON)
+    field.click()
+    field.press_sequentially("not here, ", delay=20)
+    lab.page.keyboard.insert_text("use the scratch dir /tmp/x")
+    go.touch()
+    wait_until(started.exists, 10, "the kernel to lag")
+    box.locator(".byre-approval-title").click()  # the box loses focus: its value may sync
+    field.click()
+    field.press("End")
+    field.press_sequentially(" instead, thanks", delay=20)
+    reason = "not here, use the scratch dir /tmp/x instead, thanks"
+    assert field.input_value() == reason
+    box.locator(DENY).click()
+    assert lab.wait_for_cell(2, timeout=90)
+
+    assert not target.exists()
+    result = tool_result_for(api, "Bash")
+    assert result["is_error"] and reason in result["text"], result
 
 
 # --------------------------------------------------------------------------------------------
@@ -334,6 +391,7 @@ def test_python_tool_asks_in_the_cell(
 # 5. Stop while a card waits
 
 
+@BOTH_FRONTENDS
 def test_stop_rejects_a_pending_card(
     lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str]
 ) -> None:

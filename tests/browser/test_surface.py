@@ -17,6 +17,7 @@ import pytest
 
 from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, Text, ToolUse
 
+from .conftest import BOTH_FRONTENDS
 from .harness import ARTIFACTS, HarnessError, LabPage, new_notebook
 
 pytestmark = pytest.mark.cli
@@ -62,6 +63,7 @@ def header_renders(lab: LabPage, i: int) -> int:
 # the model menu keeps the user's choice
 
 
+@BOTH_FRONTENDS
 def test_model_menu_keeps_the_choice_mid_turn(
     lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str]
 ) -> None:
@@ -144,6 +146,7 @@ def set_theme(lab: LabPage, theme: str) -> None:
     )
 
 
+@BOTH_FRONTENDS
 def test_code_blocks_are_highlighted_live_saved_and_in_nbconvert(
     lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -157,12 +160,12 @@ def test_code_blocks_are_highlighted_live_saved_and_in_nbconvert(
     assert lab.cell_running(1) and out.locator(".jupyter-widgets").count() > 0
     live = code_look(out)
     assert_highlighted(live, "live")
-    lab.screenshot("code-block-live-light.png")
+    lab.screenshot(f"code-block-live-light-{lab.frontend}.png")
     set_theme(lab, "JupyterLab Dark")
     live_dark = code_look(out)
     assert_highlighted(live_dark, "live, dark")
     assert live_dark["background"] != live["background"], (live, live_dark)
-    lab.screenshot("code-block-live-dark.png")
+    lab.screenshot(f"code-block-live-dark-{lab.frontend}.png")
     set_theme(lab, "JupyterLab Light")
 
     api.release()
@@ -172,10 +175,10 @@ def test_code_blocks_are_highlighted_live_saved_and_in_nbconvert(
     final = code_look(out)
     assert_highlighted(final, "saved")
     assert final == live, (live, final)  # the end of the turn changes nothing in the block
-    lab.screenshot("code-block-final-light.png")
+    lab.screenshot(f"code-block-final-light-{lab.frontend}.png")
     set_theme(lab, "JupyterLab Dark")
     assert code_look(out) == live_dark
-    lab.screenshot("code-block-final-dark.png")
+    lab.screenshot(f"code-block-final-dark-{lab.frontend}.png")
     set_theme(lab, "JupyterLab Light")
 
     lab.save()
@@ -304,6 +307,7 @@ VISIBLE_JS = """(el) => {
 
 
 @pytest.mark.parametrize("width", [1280, 700])
+@BOTH_FRONTENDS
 def test_header_is_labelled_sticky_and_nothing_clips(
     lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str], width: int, tmp_path: Path
 ) -> None:
@@ -340,7 +344,7 @@ def test_header_is_labelled_sticky_and_nothing_clips(
 
     # the answer is long and the card at its end: Stop and the status are still in view
     stop = out.locator('button.widget-button:has-text("Stop")')
-    lab.screenshot(f"header-approval-{width}-light.png")
+    lab.screenshot(f"header-approval-{width}-light-{lab.frontend}.png")
     assert stop.evaluate(VISIBLE_JS), "Stop scrolled away"
     assert status.evaluate(VISIBLE_JS), "the status scrolled away"
 
@@ -348,7 +352,7 @@ def test_header_is_labelled_sticky_and_nothing_clips(
     assert clipped == [], clipped
     set_theme(lab, "JupyterLab Dark")
     card.locator('button:has-text("Deny")').scroll_into_view_if_needed()
-    lab.screenshot(f"header-approval-{width}-dark.png")
+    lab.screenshot(f"header-approval-{width}-dark-{lab.frontend}.png")
     set_theme(lab, "JupyterLab Light")
 
     card.locator('button:has-text("Deny")').click()

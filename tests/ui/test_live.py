@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import threading
 from collections import Counter
@@ -324,3 +325,34 @@ def test_finished_paragraphs_freeze_and_only_the_last_one_is_resent(
     h.live.update(h.view.apply(parse_message(b.text_delta("m", 0, " more"))))
     h.loop.advance(0.1)
     assert set(tail_pushes) == {box.children[-1].model_id}  # frozen pieces are not resent
+
+
+CODE_ANSWER = "Try this:\n\n```python\nprint('hi')\n```\n\nand this:\n\n```\nls -l\n```\n"
+
+
+def test_live_code_blocks_have_a_copy_button_and_the_record_has_none() -> None:
+    from byre_jupyter.ui import static_outputs
+
+    h = Harness()
+    b = fx.Builder("code")
+    h.feed([b.init(), b.status(), *b.final_answer("msg_code", CODE_ANSWER), b.result(CODE_ANSWER)])
+    h.live.finish()
+    html = "".join(w.value for w in h.find(W.HTML))
+    assert html.count('class="byre-copy" role="button"') == 2, html
+    # each button sits with its own code box, which is the record's box unchanged
+    assert html.count('<div class="byre-code">') == html.count("<pre ") == 2
+    record = json.dumps([data for data, _ in static_outputs(h.view)])
+    assert "print" in record and "byre-copy" not in record and "byre-code" not in record
+    h.live.close()
+
+
+def test_a_waiting_card_makes_the_status_stand_out() -> None:
+    h = Harness()
+    card = W.VBox()
+    h.live.show_approval(card)
+    status = next(w.value for w in h.find(W.HTML) if 'role="status"' in w.value)
+    assert 'class="byre-status byre-waiting"' in status and "waiting for your approval" in status
+    h.live.hide_approval(card)
+    status = next(w.value for w in h.find(W.HTML) if 'role="status"' in w.value)
+    assert "byre-waiting" not in status and "waiting for your approval" not in status
+    h.live.close()
