@@ -5,7 +5,7 @@
         lab.run_cell(0)
         assert "1" in lab.output_text(0)
 
-Every test under tests/browser/ is marked ``browser`` automatically. Kernel environment:
+Every test under tests/integration/browser/ is marked ``browser`` automatically. Kernel environment:
 override the session fixture ``lab_server_env`` in a conftest (it is passed to the server, so
 every kernel inherits it), pass ``kernel_env=`` to ``LabPage.open_notebook`` for one notebook,
 or start another server with ``harness.lab_server(tmp_dir, extra_env)``.
@@ -57,11 +57,11 @@ def lab_server_env() -> dict[str, str]:
     return {}
 
 
-# The server and the browser are package-scoped: one per run of tests/browser, torn down when
-# its last test ends. For Playwright that is required, not just tidy: the sync API drives its
-# asyncio loop from a greenlet, so while it is alive asyncio believes a loop is running on the
-# main thread, and asyncio.run()/pytest-asyncio in later test modules fail with "cannot be
-# called from a running event loop". For the same reason browser tests must be sync functions.
+# The server and the browser are package-scoped: one per run of tests/integration/browser, torn down
+# when its last test ends. For Playwright that is required, not just tidy: the sync API drives its
+# asyncio loop from a greenlet, so while it is alive asyncio believes a loop is running on the main
+# thread, and asyncio.run()/pytest-asyncio in later test modules fail with "cannot be called from a
+# running event loop". For the same reason browser tests must be sync functions.
 @pytest.fixture(scope="package")
 def lab_server(
     tmp_path_factory: pytest.TempPathFactory, lab_server_env: dict[str, str]
