@@ -25,8 +25,23 @@ from typing import Any
 __all__ = ["install_latency_hooks", "latency_report", "replay_render"]
 
 
-async def replay_render(path: str, duration: float) -> dict[str, Any]:
-    """Replay the turn in ``path`` over ``duration`` seconds through the widget surface."""
+class _NoSurface:
+    """A surface that shows nothing: the replay's own cost (its pacing), for a baseline."""
+
+    class live:
+        class coalescer:
+            flush_count = 0
+
+    def update(self, changed: Any) -> None:
+        pass
+
+    def finish(self) -> None:
+        pass
+
+
+async def replay_render(path: str, duration: float, baseline: bool = False) -> dict[str, Any]:
+    """Replay the turn in ``path`` over ``duration`` seconds through the widget surface (or,
+    with ``baseline``, into a surface that does nothing)."""
     from byre_jupyter.magics.frontend import WidgetSurface
     from byre_jupyter.protocol import parse_message
     from byre_jupyter.ui import TurnView
@@ -35,8 +50,12 @@ async def replay_render(path: str, duration: float) -> dict[str, Any]:
         messages = [parse_message(json.loads(line)) for line in f if line.strip()]
     loop = asyncio.get_running_loop()
     view = TurnView("bench", "replay")
-    surface = WidgetSurface(
-        view, models=["default"], on_stop=lambda: None, on_model=lambda _m: None, loop=loop
+    surface: Any = (
+        _NoSurface()
+        if baseline
+        else WidgetSurface(
+            view, models=["default"], on_stop=lambda: None, on_model=lambda _m: None, loop=loop
+        )
     )
     step = duration / max(1, len(messages) - 1)
     cpu0 = time.process_time()

@@ -7,6 +7,16 @@ initialize, or 3 s when off), then runs ``%%claude`` cells against the real CLI 
 scripted API; the scripted API's responder stamps the arrival of each prompt's request
 (``time.perf_counter`` in this process, where the execute_request was sent too).
 Run: ``python -m bench.prewarm [ROUNDS]``.
+
+Where the first cell's extra time goes (measured on the 2-core box, CLI 2.1.328, prewarm on):
+the kernel writes the first message to the warm CLI's stdin 5-35 ms after the execute_request
+(the same as later cells, give or take the ui modules' first use), and the CLI then takes
+0.12-0.8 s (load-dependent) before its first API request against 0.03-0.1 s for later ones; a
+bare ``Session`` outside any kernel shows the same gap, and strace shows no child process or
+file wait in it: the CLI's own first-message work (system prompt, tool schemas, attachments).
+Asking the warm CLI ``mcp_status`` first does not shorten it; ``get_context_usage`` does a
+little but makes about 25 ``count_tokens`` API calls; a local ``/cost`` turn neither helps nor
+stays out of the model's context.
 """
 
 from __future__ import annotations

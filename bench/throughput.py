@@ -11,10 +11,11 @@ interleaved per repetition so load changes hit every consumer alike:
 * **byre transport**: :class:`~byre_jupyter.transport.SubprocessTransport` ``.lines()`` +
   ``json.loads`` (asyncio pipe reads and our LineSplitter; a diagnostic row).
 * **byre Session**: a real :class:`~byre_jupyter.Session` with the fake CLI as ``cli_path``,
-  consuming ``turn.events()`` with a no-op body (transport, ``json.loads``, ``parse_message``,
-  control-channel dispatch, the turn's message list).
+  consuming ``turn.events()`` with a no-op body (transport, JSON decoding via
+  ``protocol.jsonio`` (orjson when installed), ``parse_message``, control-channel dispatch, the
+  turn's message list; stream events are dropped once the iterator passed them).
 * **byre Session, gc off**: the same with the cyclic GC disabled during the turn (diagnostic:
-  what the retained message list costs in collector passes).
+  what the collector still costs).
 * **claude-agent-sdk**: ``ClaudeSDKClient(ClaudeAgentOptions(cli_path=fake,
   include_partial_messages=True))``, ``query()`` then ``receive_response()`` with a no-op body
   (anyio transport, its framer, control router, memory stream and message parser).
@@ -297,13 +298,15 @@ def measure(n_lines: int = 200_000, reps: int = 3, imports: bool = True) -> Sect
     )
     gc_share = stat(OURS, "gc")["median"] / ours_w
     section.notes.append(
-        f"byre's Session keeps every message of a turn (`Turn.messages`, so any number of "
-        f"consumers can replay it): for this turn {lines:,} message objects and their dicts, "
-        f"~{fmt(stat(OURS, 'peak_rss_growth')['median'] / lines)} bytes of RSS per line. The "
-        f"cyclic GC spends {fmt(gc_share * 100)}% of the turn's wall time re-scanning them (GC "
-        f"column); with the GC off (diagnostic row) byre is {fmt(sdk_c / nogc_c)}x the SDK and "
-        f"{fmt(nogc_c / floor_cpu['median'])}x the floor by CPU time. The floor and the SDK drop "
-        f"each message after use."
+        "byre's Session keeps a turn's messages for replay (`Turn.messages`) but its stream "
+        "events only until every open iterator has passed them: "
+        f"~{fmt(stat(OURS, 'peak_rss_growth')['median'] / lines)} bytes of peak RSS per line "
+        "(0.1: ~2,081, every delta kept; what remains is mostly the turn's kept messages, PNG "
+        f"tool results included). The cyclic GC takes {fmt(gc_share * 100)}% of the turn's wall "
+        f"time (GC column; 0.1: 29.7%); with the GC off (diagnostic row) byre is "
+        f"{fmt(sdk_c / nogc_c)}x the SDK and {fmt(nogc_c / floor_cpu['median'])}x the floor by "
+        "CPU time. byre decodes with orjson when installed (`protocol.jsonio`); the floor is "
+        "defined by the standard library's `json.loads`."
     )
     if imports:
         t = section.table(

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from typing import Any
 
-__all__ = ["REDACTED", "is_secret_name", "redact_text", "secret_values"]
+__all__ = ["REDACTED", "is_secret_name", "redact_json", "redact_text", "secret_values"]
 
 REDACTED = "[redacted]"
 
@@ -123,3 +124,27 @@ def secret_values(environ: Mapping[str, str]) -> frozenset[str]:
     """The values of secret-named variables in ``environ`` (8 characters or more), to pass to
     :func:`redact_text` as ``known``: catches keys whose shape no pattern knows."""
     return frozenset(v for k, v in environ.items() if len(v) >= 8 and is_secret_name(k))
+
+
+# Values under a secret-looking key that are plainly not secrets (usage counts, flags, "none").
+_PLAIN = frozenset({"", "none", "null", "true", "false"})
+
+
+def redact_json(value: Any, known: Iterable[str] = (), key: str = "") -> Any:
+    """A JSON value with every string redacted (:func:`redact_text`) and the string values of
+    secret-named keys replaced. An image's base64 payload (``data`` beside a ``media_type`` or
+    ``mimeType``) is pixels, not text: kept as it is (and redact_text over megabytes of base64
+    would stall the kernel's loop for seconds)."""
+    if isinstance(value, str):
+        if key and is_secret_name(key) and value.strip().lower() not in _PLAIN:
+            return REDACTED
+        return redact_text(value, known)
+    if isinstance(value, Mapping):
+        media = "media_type" in value or "mimeType" in value
+        return {
+            str(k): v if media and k == "data" else redact_json(v, known, str(k))
+            for k, v in value.items()
+        }
+    if isinstance(value, (list, tuple)):
+        return [redact_json(v, known) for v in value]
+    return value

@@ -135,3 +135,15 @@ class Claude(Configurable):
         "the first %%claude cell does not wait for it. A failure there stays silent until a "
         "cell needs the CLI (and reports it).",
     ).tag(config=True)
+    portable = Bool(
+        False,
+        help="Save what another machine needs to continue the conversation in the notebook: "
+        "the newest turn's output carries the CLI's session file (redacted, gzipped; about 31 "
+        "kB for a short turn), and `%claude resume --from NOTEBOOK.ipynb` continues it elsewhere. "
+        "Off by default: the session file holds every tool output and file content Claude saw.",
+    ).tag(config=True)
+    portable_max_kb = Int(
+        2048, min=0,
+        help="Largest portable record one turn saves, in kB (gzipped, base64). A larger "
+        "conversation saves none, and the turn says so.",
+    ).tag(config=True)  # fmt: skip

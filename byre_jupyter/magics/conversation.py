@@ -20,7 +20,7 @@ then are first runs (they append), and re-running them branches from there.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -49,6 +49,9 @@ class TurnNode:
     #: The cell number whose newer version made this answer stale, if one did.
     stale_since: int | None = None
     mark: DisplayHandle | None = field(default=None, repr=False)
+    #: Takes this turn's portable record out of its saved output (``Claude.portable``), while
+    #: it holds one: a newer turn of the session calls it when it saves its own.
+    drop_record: Callable[[], None] | None = field(default=None, repr=False)
 
     def finish(self, result: TurnResult | None) -> None:
         self.done = True

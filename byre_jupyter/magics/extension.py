@@ -23,11 +23,13 @@ from IPython.core.interactiveshell import InteractiveShell
 from ..errors import ByreError
 from ..kernel import ApprovalDecision as PythonDecision
 from ..kernel import PythonApproval, PythonRunner, ToolApproval, kernel_tools
+from ..redact import secret_values
 from ..session import Deny, McpServer, PermissionRequest, Session, SessionManager, TurnResult
 from ..session.index import NOTEBOOK_ENV, ResumeIndex, resume_keys
 from ..session.permissions import Allow
 from ..ui import TurnView
 from ..ui.approval import ApprovalCard, ApprovalDecision, describe_request
+from . import portable
 from .config import Claude
 from .conversation import Conversations
 from .frontend import frontend_kind
@@ -49,6 +51,9 @@ READ_HEADLESS = (
     "click here (a headless run). The user can allow it with "
     "`%config Claude.read_tools = 'allow'`."
 )
+#: The largest notebook ``%claude resume --from`` reads, and the largest session file it
+#: restores once decompressed (a gzip bomb in a notebook stops here).
+RESTORE_MAX_BYTES = 256 * 2**20
 
 log = logging.getLogger(__name__)
 
@@ -232,6 +237,32 @@ class ClaudeExtension:
         session = self.manager.add(self._new_session(name, resume=session_id))
         self.conversations.reset(name, session, base=session_id)
         return session
+
+    # -- portable notebooks (magics.portable) ---------------------------------------------
+
+    def _cli_env(self) -> dict[str, str]:
+        """The environment the CLI is launched with, as far as its files go."""
+        return {**os.environ, **self.config.env}
+
+    def portable_record(self, session_id: str) -> dict[str, Any]:
+        """The conversation's session file as a portable record; raises PortableError."""
+        env = self._cli_env()
+        path = portable.session_file(env, self.cwd(), session_id)
+        if path is None:
+            raise portable.PortableError(f"the CLI's session file for {session_id} is not found")
+        max_bytes = self.config.portable_max_kb * 1024
+        return portable.pack(path, session_id, max_bytes, secret_values(env))
+
+    def resume_from(self, notebook: str, name: str) -> tuple[Session, portable.Restored]:
+        """Continue the conversation a notebook carries (its newest portable record for
+        ``name``) here: its session file goes into this machine's projects folder for this
+        cwd, then ``name`` resumes it. Raises PortableError; the session is then unchanged."""
+        path = os.path.join(self.cwd(), os.path.expanduser(notebook))
+        record = portable.find_record(path, name, max_file_bytes=RESTORE_MAX_BYTES)
+        restored = portable.restore(
+            record, portable.projects_root(self._cli_env()), self.cwd(), RESTORE_MAX_BYTES
+        )
+        return self.resume(name, restored.session_id), restored
 
     def _kernel_server(self, name: str) -> McpServer:
         """The session's ``byre`` MCP server with Claude's tools on this kernel.

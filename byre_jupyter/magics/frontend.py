@@ -28,7 +28,8 @@ __all__ = ["Surface", "current_cell_id", "frontend_kind", "make_surface"]
 class Surface(Protocol):
     def set_models(self, models: Sequence[str], value: str | None) -> None: ...
     def update(self, changed: Sequence[BlockView]) -> None: ...
-    def finish(self) -> None: ...
+    def finish(self, extra: Mapping[str, Any] | None = None) -> None: ...
+    def restate(self, extra: Mapping[str, Any] | None = None) -> None: ...
     def ask(self, tool_name: str, tool_input: Mapping[str, Any]) -> ApprovalCard | None: ...
     def reject_pending(self, reason: str) -> None: ...
     def show_permission_mode(self, mode: str) -> None: ...
@@ -67,13 +68,22 @@ def _publish_static(view: TurnView, handle: DisplayHandle, *, update: bool) -> N
     return None
 
 
-def _replace_with_static(view: TurnView, handle: DisplayHandle) -> None:
+def _replace_with_static(
+    view: TurnView, handle: DisplayHandle, extra: Mapping[str, Any] | None = None
+) -> None:
     """The end of a turn: the slot gets the whole exchange; each image follows, stored once."""
-    outputs = static_outputs(view)
+    outputs = static_outputs(view, extra=extra)
     data, metadata = outputs[0]
     handle.update(data, metadata=metadata, raw=True)
     for extra_data, extra_metadata in outputs[1:]:
         display(extra_data, metadata=extra_metadata, raw=True)
+
+
+def _restate(view: TurnView, handle: DisplayHandle, extra: Mapping[str, Any] | None) -> None:
+    """The finished record again with other ``extra`` metadata (a later turn took over the
+    portable record); its images, separate outputs, stay as they are."""
+    data, metadata = static_outputs(view, image_budget=0, extra=extra)[0]
+    handle.update(data, metadata=metadata, raw=True)
 
 
 class WidgetSurface:
@@ -130,13 +140,16 @@ class WidgetSurface:
     def update(self, changed: Sequence[BlockView]) -> None:
         self.live.update(changed)
 
-    def finish(self) -> None:
+    def finish(self, extra: Mapping[str, Any] | None = None) -> None:
         self.reject_pending("The turn ended before an answer.")
         try:
             self.live.finish()
-            _replace_with_static(self.view, self.handle)
+            _replace_with_static(self.view, self.handle, extra)
         finally:
             self.live.close()
+
+    def restate(self, extra: Mapping[str, Any] | None = None) -> None:
+        _restate(self.view, self.handle, extra)
 
 
 class _NoControls:
@@ -248,12 +261,12 @@ class StaticSurface(_NoControls):
         if changed:
             self._coalescer.mark([b.id for b in changed])
 
-    def finish(self) -> None:
+    def finish(self, extra: Mapping[str, Any] | None = None) -> None:
         self._coalescer.close()
         if not self.draft:
-            _replace_with_static(self.view, self.handle)
+            _replace_with_static(self.view, self.handle, extra)
             return
-        outputs = static_outputs(self.view)
+        outputs = static_outputs(self.view, extra=extra)
         data, metadata = outputs[0]
         record, *finished = self._parts
         record.update(data, metadata=metadata, raw=True)
@@ -261,6 +274,9 @@ class StaticSurface(_NoControls):
             part.update({}, raw=True)
         for extra_data, extra_metadata in outputs[1:]:
             display(extra_data, metadata=extra_metadata, raw=True)
+
+    def restate(self, extra: Mapping[str, Any] | None = None) -> None:
+        _restate(self.view, self._parts[0], extra)
 
 
 class TerminalSurface(_NoControls):
@@ -273,8 +289,11 @@ class TerminalSurface(_NoControls):
     def update(self, changed: Sequence[BlockView]) -> None:
         self.printer.update(self.view, changed)
 
-    def finish(self) -> None:
+    def finish(self, extra: Mapping[str, Any] | None = None) -> None:
         self.printer.update(self.view, list(self.view.walk()))
+
+    def restate(self, extra: Mapping[str, Any] | None = None) -> None:
+        return None  # printed text has no metadata
 
 
 def make_surface(

@@ -27,6 +27,7 @@ from .doctor import doctor_checks, render_checks
 from .extension import ClaudeExtension
 from .handoff import attach_variables, interpolate
 from .inputs import resolve_image
+from .portable import PortableError
 from .runner import TurnRequest, run_turn
 
 __all__ = ["ClaudeMagics", "parse_cell_args"]
@@ -159,7 +160,7 @@ def _subcommand_parsers() -> dict[str, _SubcommandParser]:
     p.add_argument("id", nargs="?", metavar="ID", help="the conversation id (default: the last)")
     p.add_argument(
         "--from", dest="notebook", metavar="NOTEBOOK",
-        help="the conversation another notebook's session had",
+        help="the conversation a notebook saved with Claude.portable (another machine's too)",
     )  # fmt: skip
     sub("usage", "Cost and tokens per session.")
     name_arg(sub("transcript", "The last turn of a session as text."))
@@ -399,8 +400,17 @@ class ClaudeMagics(Magics):
         print(f"session {args.name!r} resumes conversation {session.session_id}")
 
     def _resume_from(self, name: str, notebook: str) -> None:
-        """``%claude resume [NAME] --from NOTEBOOK``: the hook the cross-notebook resume fills."""
-        raise UsageError("%claude resume --from: not available yet")
+        """``%claude resume --from NOTEBOOK [NAME]``: the conversation a notebook saved with
+        ``Claude.portable`` (magics/portable.py checks and restores it)."""
+        try:
+            session, restored = self.ext.resume_from(notebook, name)
+        except PortableError as e:
+            raise UsageError(f"%claude resume --from: {e}") from None
+        where = "written to" if restored.written else "already in"
+        print(
+            f"session {name!r} resumes conversation {session.session_id} from {notebook} "
+            f"(its session file {where} {restored.path})"
+        )
 
     def _cmd_usage(self, args: argparse.Namespace) -> None:
         lines = [

@@ -35,6 +35,7 @@ from ..ui.approval import ApprovalCard
 from .conversation import TurnNode
 from .failure import CellInterrupted, TurnFailed, notebook_error_text
 from .frontend import Surface, make_surface
+from .portable import PortableError
 
 if TYPE_CHECKING:
     from .extension import ClaudeExtension
@@ -125,6 +126,7 @@ class TurnController:
         """Show and run the turn; returns its result (None if it never started)."""
         session, view = self.session, self.view
         result: TurnResult | None = None
+        extra: dict[str, Any] | None = None
         try:
             try:
                 # Its own task, so Stop can abandon the start without cancelling the cell.
@@ -173,10 +175,37 @@ class TurnController:
                 self.ext.remember(session, result)
                 if self.request.out:
                     self.ext.shell.user_ns[self.request.out] = result
+                extra = self._portable(result)
         finally:
             self.ext.last_views[session.name] = view
-            self.surface.finish()
+            self.surface.finish(extra)
+        if extra is not None:
+            self._newest_record_only()
         return result
+
+    def _portable(self, result: TurnResult) -> dict[str, Any] | None:
+        """The portable record for the final output (``Claude.portable``), or None; a record
+        that cannot be saved leaves a notice in the turn instead."""
+        if not self.ext.config.portable or not result.session_id:
+            return None
+        try:
+            return {"portable": self.ext.portable_record(result.session_id)}
+        except PortableError as e:
+            self.view.add_notice("info", f"Not saved for another machine (Claude.portable): {e}")
+            return None
+
+    def _newest_record_only(self) -> None:
+        """Only the newest turn of a session name keeps its portable record: each one holds
+        the whole conversation, so the earlier turns' copies are taken out of their outputs."""
+        node = self.request.node
+        if node is None:
+            return
+        tree = self.ext.conversations.tree(self.session.name)
+        for other in tree.turns if tree is not None else ():
+            if other is not node and other.drop_record is not None:
+                other.drop_record()
+                other.drop_record = None
+        node.drop_record = self.surface.restate
 
     async def _withdraw(self, why: str) -> TurnResult | None:
         """Take this cell's turn back: unsent if queued, interrupted if running. Waits, bounded,

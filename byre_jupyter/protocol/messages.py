@@ -657,6 +657,8 @@ def parse_message(raw: Mapping[str, Any]) -> Message:
     ``known=False``.
     """
     kind = raw.get("type")
+    if kind == "stream_event":  # most lines of a turn
+        return _stream_event(raw)
     parser = _PARSERS.get(kind) if isinstance(kind, str) else None
     if parser is not None:
         return parser(raw)

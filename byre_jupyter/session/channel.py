@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -23,10 +22,12 @@ from ..protocol import (
     ControlRequest,
     ControlResponse,
     Message,
+    StreamEvent,
     cancel_request,
     control_request,
     encode_line,
     error_response,
+    jsonio,
     parse_message,
     success_response,
 )
@@ -103,7 +104,7 @@ class ControlChannel:
 
     async def _read_loop(self) -> None:
         try:
-            loads, dispatch = json.loads, self._dispatch
+            loads, dispatch = jsonio.loads, self._dispatch
             async for batch in self.transport.batches():
                 for item in batch:
                     if isinstance(item, LineTooLongError):
@@ -111,9 +112,12 @@ class ControlChannel:
                         continue
                     try:
                         raw = loads(item)
-                    except ValueError as e:  # also UnicodeDecodeError
-                        self._on_bad_line(item, ProtocolError(f"not JSON: {e}", item))
-                        continue
+                    except ValueError:
+                        try:
+                            raw = jsonio.loads_refused(item)  # what only the stdlib accepts
+                        except ValueError as e:  # also UnicodeDecodeError
+                            self._on_bad_line(item, ProtocolError(f"not JSON: {e}", item))
+                            continue
                     if not isinstance(raw, dict):
                         self._on_bad_line(item, ProtocolError("not a JSON object", item))
                         continue
@@ -129,7 +133,9 @@ class ControlChannel:
     def _dispatch(self, message: Message) -> None:
         if self._on_recv is not None:
             self._on_recv(message)
-        if isinstance(message, ControlResponse):
+        if type(message) is StreamEvent:  # most lines of a turn: skip the ladder below
+            self._on_message(message)
+        elif isinstance(message, ControlResponse):
             future = self._pending.get(message.request_id)
             if future is not None and not future.done():
                 future.set_result(message)

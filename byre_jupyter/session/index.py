@@ -1,11 +1,12 @@
 """The resume index: which conversation each notebook's sessions had, for ``%claude resume``.
 
-One JSON object ``{key: conversation id}`` in ``$BYRE_STATE_DIR/sessions.json`` (default
-``~/.byre_jupyter/sessions.json``), shared by every kernel of the user. So that several kernels
-can write it at once without losing entries, each change is a read-modify-write under a lock
-file beside it, and the new content replaces the old atomically (:mod:`.storage`). A file that
-does not parse (written by hand, a full disk under an old version) is moved aside to a
-timestamped backup with a warning; every entry that can still be read from it is kept.
+One JSON object ``{key: conversation id}`` in ``sessions.json`` under ``Claude.state_dir``
+(default ``$BYRE_STATE_DIR``, else ``~/.byre_jupyter``), shared by every kernel of the user. So
+that several kernels can write it at once without losing entries, each change is a read-modify-
+write under a lock file beside it, and the new content replaces the old atomically
+(:mod:`.storage`). A file that does not parse (written by hand, a full disk under an old
+version) is moved aside to a timestamped backup with a warning; every entry that can still be
+read from it is kept.
 
 Keys name the notebook: jupyter_server puts the notebook's path in each kernel's environment as
 ``JPY_SESSION_NAME``, so two notebooks in one folder never resume each other's conversation.
@@ -28,17 +29,13 @@ from pathlib import Path
 from ..errors import ByreWarning
 from .storage import FILE_MODE, locked, write_atomic
 
-__all__ = ["NOTEBOOK_ENV", "ResumeIndex", "default_index_path", "resume_keys"]
+__all__ = ["NOTEBOOK_ENV", "ResumeIndex", "resume_keys"]
 
 NOTEBOOK_ENV = "JPY_SESSION_NAME"
 
 # One "key": "value" pair of JSON strings: what can be salvaged from a damaged file.
 _PAIR = re.compile(r'"((?:[^"\\\n]|\\.)*)"\s*:\s*"((?:[^"\\\n]|\\.)*)"')
 _warned_unwritable: set[Path] = set()
-
-
-def default_index_path() -> Path:
-    return Path(os.environ.get("BYRE_STATE_DIR", "~/.byre_jupyter")).expanduser() / "sessions.json"
 
 
 def resume_keys(name: str, cwd: str, notebook: str | None) -> tuple[str, ...]:

@@ -37,6 +37,7 @@ from ..protocol import (
     InitMessage,
     Message,
     ResultMessage,
+    StreamEvent,
     image_block,
     model_option,
     sniff_image_type,
@@ -550,6 +551,9 @@ class Session:
     # -- inbound messages -----------------------------------------------------------------
 
     def _on_message(self, message: Message) -> None:
+        if type(message) is StreamEvent and self._active is not None:
+            self._active.add(message)  # most lines of a turn: none of the checks below apply
+            return
         if not message.known:
             self.unknown_messages += 1
             log.info("byre: unknown message type %r passed through", message.type)

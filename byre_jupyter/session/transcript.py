@@ -21,13 +21,10 @@ from collections.abc import Mapping
 from typing import IO, Any
 
 from ..errors import ByreWarning
-from ..redact import REDACTED, is_secret_name, redact_text, secret_values
+from ..redact import redact_json, secret_values
 from .storage import make_private_dirs, open_private
 
 __all__ = ["TranscriptWriter"]
-
-# Values under a secret-looking key that are plainly not secrets (usage counts, flags, "none").
-_PLAIN = frozenset({"", "none", "null", "true", "false"})
 
 
 class TranscriptWriter:
@@ -60,29 +57,13 @@ class TranscriptWriter:
             return
         if direction == "recv":
             self._learn(message)
-        line = json.dumps({"dir": direction, "msg": self._scrub(message)}, ensure_ascii=False)
+        scrubbed = redact_json(message, self._secrets)
+        line = json.dumps({"dir": direction, "msg": scrubbed}, ensure_ascii=False)
         try:
             self._file.write(line + "\n")
             self._file.flush()
         except OSError as e:
             self._fail(e)
-
-    def _scrub(self, value: Any, key: str = "") -> Any:
-        if isinstance(value, str):
-            if key and is_secret_name(key) and value.strip().lower() not in _PLAIN:
-                return REDACTED
-            return redact_text(value, self._secrets)
-        if isinstance(value, Mapping):
-            # An image's base64 payload is pixels, not text: kept as it is (and redact_text
-            # over megabytes of base64 would stall the kernel's loop for seconds).
-            media = "media_type" in value or "mimeType" in value
-            return {
-                str(k): v if media and k == "data" else self._scrub(v, str(k))
-                for k, v in value.items()
-            }
-        if isinstance(value, (list, tuple)):
-            return [self._scrub(v) for v in value]
-        return value
 
     def _learn(self, message: Mapping[str, Any]) -> None:
         # The initialize response carries account{email,...}: redact it from this line on.

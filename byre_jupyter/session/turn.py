@@ -1,8 +1,16 @@
 """A turn: one prompt, the messages it produced, and its result.
 
-Events are kept in a list, so any number of consumers can iterate a turn (from the start) while
-it runs or after it ended. A turn ends exactly once, with a :class:`TurnResult`; failures (the CLI
-died, the session closed) end it too, with ``is_error`` set and the exception in ``error``.
+Any number of consumers can iterate a turn (from the start) while it runs or after it ended. The
+turn keeps its messages for replay (:attr:`Turn.messages`), but not its stream events: a
+``stream_event`` line (tens of thousands in a long answer, each a small dict) is kept only until
+every iterator open at the time has passed it, and dropped at once if none is open. So a consumer
+that wants the deltas opens ``turn.events()`` before it awaits anything (``send`` returns the
+turn before the CLI can answer); one opened later replays the messages and the deltas still
+held. Keeping every delta cost ~2 KB of RSS per line and a third of the turn's time in the
+cyclic garbage collector (bench/RESULTS.md, benchmark 1).
+
+A turn ends exactly once, with a :class:`TurnResult`; failures (the CLI died, the session
+closed) end it too, with ``is_error`` set and the exception in ``error``.
 
 A turn knows its session only as a :class:`TurnHost` (what a turn asks of it: the conversation id,
 interrupt, cancel), so this module does not import the session's; the session feeds the turn
@@ -14,6 +22,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
+import weakref
+from bisect import bisect_left
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -24,6 +34,7 @@ from ..protocol import (
     ImageBlock,
     Message,
     ResultMessage,
+    StreamEvent,
     TextBlock,
     UserMessage,
 )
@@ -62,6 +73,16 @@ class TurnResult:
         return None
 
 
+class _Cursor:
+    """Where one open iterator of a turn is: the absolute index of its next message."""
+
+    __slots__ = ("__weakref__", "pos", "ref")
+
+    def __init__(self) -> None:
+        self.pos = 0
+        self.ref: weakref.ref[_Cursor] | None = None
+
+
 class TurnHost(Protocol):
     """What a turn needs from the session that runs it."""
 
@@ -93,7 +114,15 @@ class Turn:
         self.can_use_tool = can_use_tool
         #: Who sent the turn, for the host (a notebook cell's controller); None if the CLI did.
         self.owner = owner
+        #: Every message of the turn except its stream events, in order (kept for replay).
         self.messages: list[Message] = []
+        # Every message from absolute index ``_base`` on, stream events included, for the open
+        # iterators (``_cursors``); ``_seq`` holds the absolute index of each of ``messages``.
+        self._log: list[Message] = []
+        self._base = 0
+        self._seq: list[int] = []
+        # Weak, so an iterator dropped unstarted (its ``finally`` never runs) holds nothing.
+        self._cursors: set[weakref.ref[_Cursor]] = set()
         self.created = time.monotonic()
         self.started: float | None = None
         self.model: str | None = None
@@ -111,18 +140,54 @@ class Turn:
     async def result(self) -> TurnResult:
         return await asyncio.shield(self._result)
 
-    async def events(self) -> AsyncIterator[Message]:
-        """Every message of this turn, from the first, until the turn ends."""
-        index = 0
-        while True:
-            while index < len(self.messages):
-                yield self.messages[index]
-                index += 1
-            if self._result.done():
-                return
-            if self._waiter is None or self._waiter.done():
-                self._waiter = asyncio.get_running_loop().create_future()
-            await asyncio.shield(self._waiter)
+    def events(self) -> AsyncIterator[Message]:
+        """Every message of this turn, from the first, until the turn ends; stream events from
+        the moment of this call on (and those still held for other iterators)."""
+        cursor = _Cursor()
+        cursor.ref = weakref.ref(cursor, self._cursors.discard)
+        self._cursors.add(cursor.ref)  # now, not at the first step: nothing may pass unseen
+        return self._follow(cursor)
+
+    async def _follow(self, cursor: _Cursor) -> AsyncIterator[Message]:
+        try:
+            while True:
+                base = self._base
+                if cursor.pos < base:
+                    # Opened late: replay the kept messages the log no longer holds. The log
+                    # cannot move on meanwhile, as this cursor is the slowest.
+                    seq = self._seq
+                    i = bisect_left(seq, cursor.pos)
+                    while i < len(seq) and seq[i] < base:
+                        cursor.pos = seq[i] + 1
+                        yield self.messages[i]
+                        i += 1
+                    cursor.pos = base
+                log = self._log
+                i = cursor.pos - base
+                while i < len(log):
+                    message = log[i]
+                    i += 1
+                    cursor.pos = base + i
+                    yield message
+                if log is not self._log:
+                    continue  # trimmed by another iterator while this one read: look again
+                if self._result.done():
+                    return
+                self._trim()
+                if self._waiter is None or self._waiter.done():
+                    self._waiter = asyncio.get_running_loop().create_future()
+                await asyncio.shield(self._waiter)
+        finally:
+            self._cursors.discard(cursor.ref)
+            self._trim()
+
+    def _trim(self) -> None:
+        """Drop what every open iterator has passed (into a new list: readers keep theirs)."""
+        cursors = [c for c in (ref() for ref in self._cursors) if c is not None]
+        low = min((c.pos for c in cursors), default=self._base + len(self._log))
+        if low > self._base:
+            self._log = self._log[low - self._base :]
+            self._base = low
 
     async def interrupt(self) -> list[str]:
         return await self.session.interrupt()
@@ -140,8 +205,18 @@ class Turn:
 
     def add(self, message: Message) -> None:
         """A message of this turn arrived."""
-        self.messages.append(message)
-        self._wake()
+        if not isinstance(message, StreamEvent):
+            self._seq.append(self._base + len(self._log))
+            self.messages.append(message)
+        if self._cursors:
+            self._log.append(message)
+        else:  # nobody reads along: no log needed (``messages`` replays for a later reader)
+            self._base += len(self._log) + 1
+            if self._log:
+                self._log = []
+        waiter = self._waiter  # _wake, inlined: this runs for every line of the stream
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     def finish(self, result: ResultMessage | None, error: ByreError | None = None) -> None:
         """End the turn with the CLI's result, or without one (never sent, failed); once."""

@@ -9,6 +9,7 @@ inheriting anything. Lines are bytes, split by the transport; parsing is the cha
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Protocol
 
@@ -63,14 +64,28 @@ class Transport(Protocol):
 TransportFactory = Callable[[LaunchSpec], Transport]
 
 
+#: A chunk smaller than this means the pipe was drained: the writer is slower than we read.
+SMALL_CHUNK = 1 << 16
+
+
 async def line_batches(
-    read: Callable[[], Awaitable[bytes | None]], max_line_bytes: int
+    read: Callable[[], Awaitable[bytes | None]], max_line_bytes: int, settle: float = 0.0
 ) -> AsyncIterator[list[bytes | LineTooLongError]]:
     """The complete lines of each chunk ``read`` returns, as a list, until it returns an empty
-    chunk or None (EOF): one await per chunk, not per line. Every transport's ``batches``."""
+    chunk or None (EOF): one await per chunk, not per line. Every transport's ``batches``.
+
+    ``settle`` > 0: after a small chunk (the pipe was drained), wait that long before the next
+    read, so it gathers what arrives meanwhile. A CLI streaming a delta every half millisecond
+    otherwise costs a read, a dispatch and a consumer wake-up per line, which made the event
+    loop's own overhead most of the kernel's CPU while streaming (bench/RESULTS.md, benchmark
+    3). At full speed chunks are large and reads go back to back."""
     splitter = LineSplitter(max_line_bytes)
+    small = False
     while True:
+        if small and settle > 0:
+            await asyncio.sleep(settle)
         chunk = await read()
+        small = chunk is not None and len(chunk) < SMALL_CHUNK
         if not chunk:
             tail = list(splitter.finish())
             if tail:

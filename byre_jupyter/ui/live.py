@@ -4,7 +4,7 @@ Shown in a ``display_id`` slot while the turn runs and replaced by :func:`static
 it ends (docs/kernel.md, section 4). Rules this module keeps (docs/kernel.md, sections 3 and 5):
 
 * background updates only set traits; nothing writes through ``with out:``;
-* pushes are coalesced to ≤ 20 Hz by :class:`Coalescer`, and only blocks whose ``version``
+* pushes are coalesced to ≤ 12.5 Hz by :class:`Coalescer`, and only blocks whose ``version``
   moved are re-rendered, so a streaming answer resends just its growing block;
 * widget callbacks may run on a subshell thread, so they only do
   ``loop.call_soon_threadsafe(...)``; the real work runs on the kernel's loop;
@@ -47,7 +47,12 @@ from byre_jupyter.ui.viewmodel import (
 __all__ = ["LiveView"]
 
 _HEADER_ID = "\x00header"
-_FREEZE_CHARS = 8000
+# Flushes at 12.5 Hz: smooth enough (>= 10 updates/s), and with the header's 1 Hz tick and the
+# freezes' children updates under 20 comm messages/s (bench/RESULTS.md, rendering; 20 Hz made
+# 25/s). The tail re-rendered per flush is below _FREEZE_CHARS: its markdown rendering is most
+# of the kernel's CPU while streaming, so the two numbers set that cost between them.
+_INTERVAL = 0.08
+_FREEZE_CHARS = 4000
 _FENCE = re.compile(r"^ {0,3}(?:```|~~~)", re.MULTILINE)
 _DONE_MARKS = {"done": "✓", "error": "✗", "interrupted": "■"}
 # What each status means to the user (the view's own words are short and technical).
@@ -251,7 +256,7 @@ class LiveView:
         on_stop: Callable[[], None],
         on_model: Callable[[str], None],
         loop: LoopLike,
-        interval: float = 0.05,
+        interval: float = _INTERVAL,
         tick: float = 1.0,
         permission_mode: str | None = None,
         on_permission_mode: Callable[[str], None] | None = None,
@@ -580,11 +585,12 @@ class LiveView:
             self._timer = self._loop.call_later(self._tick_interval, self._tick)
 
     def _tick(self) -> None:
-        # Elapsed time and spinner move even when no message arrives (a long Bash call).
+        # Elapsed time and spinner move even when no message arrives (a long Bash call). Through
+        # the coalescer: while text streams, the header goes out with the next flush.
         self._timer = None
         if self._closed or self._finished:
             return
-        self._render_header()
+        self._coalescer.mark((_HEADER_ID,))
         self._schedule_tick()
 
     def _cancel_tick(self) -> None:

@@ -24,6 +24,7 @@ Pure module: no IPython or ipywidgets imports.
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 
@@ -166,6 +167,9 @@ _BAD_REFERENCE = re.compile(r"^(\s*\[[^\]]+\]:\s*)<?\s*" + _SCHEMES + r"\S*", re
 _IMAGE_OPENER = re.compile(r"(?<!\\)((?:\\\\)*)!\[")
 
 
+# Memoized: a draft re-escapes its whole text a few times a second while it streams, and all but
+# its last line are the lines it escaped the time before (kernel CPU, bench/RESULTS.md 3).
+@functools.lru_cache(maxsize=1024)
 def _escape_line(line: str) -> str:
     if "|" in line:
         return _no_images(_escape_plain(line))

@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import io
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import nh3
@@ -398,7 +399,7 @@ def _downscale(data: bytes, mime: str, budget: int) -> tuple[bytes, str, str] | 
     return None
 
 
-def _metadata(view: TurnView) -> dict[str, Any]:
+def _metadata(view: TurnView, extra: Mapping[str, Any]) -> dict[str, Any]:
     usage: dict[str, Any] = dict(view.usage) or {
         "input_tokens": view.tokens_in,
         "output_tokens": view.tokens_out,
@@ -415,14 +416,18 @@ def _metadata(view: TurnView) -> dict[str, Any]:
             "cost_usd": view.cost_usd,
             "duration_s": view.duration_s,
             "usage": usage,
+            **extra,
         }
     }
 
 
-def static_outputs(view: TurnView, *, image_budget: int | None = None) -> list[Output]:
+def static_outputs(
+    view: TurnView, *, image_budget: int | None = None, extra: Mapping[str, Any] | None = None
+) -> list[Output]:
     """The exchange bundle (markdown + html + plain, with ``byre`` metadata), then images.
 
     Images hold at most ``image_budget`` bytes together (default: ``view.image_budget``).
+    ``extra`` joins the ``byre`` metadata (the portable record: ``magics.portable``).
     """
     first: Output = (
         {
@@ -430,7 +435,7 @@ def static_outputs(view: TurnView, *, image_budget: int | None = None) -> list[O
             "text/html": turn_html(view),
             "text/plain": terminal_text(view),
         },
-        _metadata(view),
+        _metadata(view, extra or {}),
     )
     budget = view.image_budget if image_budget is None else image_budget
     left = budget

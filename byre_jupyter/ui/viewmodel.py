@@ -34,6 +34,7 @@ from byre_jupyter.protocol.messages import (
     ApiRetryMessage,
     AssistantMessage,
     Block,
+    ContentBlockDelta,
     ImageBlock,
     InitMessage,
     Message,
@@ -79,7 +80,8 @@ __all__ = [
 #: User-text lines the CLI sends on interrupt (§6); they mark the turn, they are not content.
 _INTERRUPT_MARKERS = ("[Request interrupted by user",)
 # The streamed text of each kind of delta (text, thinking, a tool's input JSON).
-_DELTA_TEXT_KEYS = ("text", "thinking", "partial_json")
+# Deltas whose payload counts toward the live output-token estimate (not signatures).
+_COUNTED_DELTAS = frozenset({"text_delta", "thinking_delta", "input_json_delta"})
 # Roughly how many characters one output token is, for a live estimate while streaming.
 _CHARS_PER_TOKEN = 4
 #: Image bytes a turn may save into the notebook by default (static outputs; Claude's trait
@@ -342,6 +344,10 @@ class TurnView:
     # -- internals: stream events (§2) -----------------------------------------------------
 
     def _on_stream(self, msg: StreamEvent) -> None:
+        api = msg.api_event  # typed once, in protocol/
+        if type(api) is ContentBlockDelta:  # nearly every stream event: no dict re-reading
+            self._on_delta(msg, api)
+            return
         event = msg.event
         kind = msg.event_type
         parent = self._container(msg.parent_tool_use_id)
@@ -388,28 +394,24 @@ class TurnView:
                     self._set_header(status="tool")
             if view is not None:
                 self._stream[key] = view
-        elif kind == "content_block_delta":
-            delta_text = next(
-                (v for k, v in msg.delta.items() if k in _DELTA_TEXT_KEYS and isinstance(v, str)),
-                "",
-            )
-            self._msg_chars[message_id] = self._msg_chars.get(message_id, 0) + len(delta_text)
-            view = self._stream.get(key)
-            if view is None or view.frozen:
-                return  # the assistant line already replaced it (authoritative)
-            delta = msg.delta
-            dtype = delta.get("type")
-            if dtype == "text_delta" and isinstance(view, TextView):
-                view.text += str(delta.get("text", ""))
-                self._touch(view)
-            elif dtype == "thinking_delta" and isinstance(view, ThinkingView):
-                view.text += str(delta.get("thinking", ""))
-                self._touch(view)
         elif kind == "content_block_stop":
             view = self._stream.get(key)
             if view is not None and not view.frozen and not isinstance(view, ToolCardView):
                 view.frozen = True
                 self._touch(view)
+
+    def _on_delta(self, msg: StreamEvent, delta: ContentBlockDelta) -> None:
+        message_id = self._message_id or msg.api_message_id or ""
+        if delta.kind in _COUNTED_DELTAS:
+            self._msg_chars[message_id] = self._msg_chars.get(message_id, 0) + len(delta.text)
+        view = self._stream.get((message_id, delta.index))
+        if view is None or view.frozen:
+            return  # the assistant line already replaced it (authoritative)
+        if (delta.kind == "text_delta" and isinstance(view, TextView)) or (
+            delta.kind == "thinking_delta" and isinstance(view, ThinkingView)
+        ):
+            view.text += delta.text
+            self._touch(view)
 
     def _count_tokens(
         self,

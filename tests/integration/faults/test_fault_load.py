@@ -9,7 +9,7 @@ import asyncio
 import gc
 import json
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 
 import psutil
 import pytest
@@ -17,7 +17,7 @@ from faultkit import record_figure
 from support.kernel import KernelDriver
 
 from byre_jupyter import Session
-from byre_jupyter.protocol import ResultMessage, StreamEvent
+from byre_jupyter.protocol import Message, ResultMessage, StreamEvent
 from byre_jupyter.scripted import Reply, ScriptedAPI, ScriptedRequest, Text
 from byre_jupyter.session import Turn
 
@@ -34,23 +34,29 @@ def reply_for(req: ScriptedRequest) -> Reply:
     return Reply(Text(f"ack {tag} with a few words", chunk=4))
 
 
-def streamed_text(turn: Turn) -> str:
+async def streamed_text(events: AsyncIterator[Message]) -> str:
     return "".join(
-        m.delta.get("text", "")
-        for m in turn.messages
-        if isinstance(m, StreamEvent)
-        and m.parent_tool_use_id is None
-        and m.event_type == "content_block_delta"
-        and m.delta.get("type") == "text_delta"
+        [
+            m.delta.get("text", "")
+            async for m in events
+            if isinstance(m, StreamEvent)
+            and m.parent_tool_use_id is None
+            and m.event_type == "content_block_delta"
+            and m.delta.get("type") == "text_delta"
+        ]
     )
 
 
-async def check_turn(turn: Turn, tag: str) -> None:
+async def check_turn(turn: Turn, tag: str, events: AsyncIterator[Message] | None = None) -> None:
+    """``events``: the turn's iterator, opened when it was sent (a turn keeps its stream events
+    only for the iterators open while they arrive); by default one opened now."""
+    events = turn.events() if events is None else events
     result = await asyncio.wait_for(turn.result(), TIMEOUT)
     expected = f"ack {tag} with a few words"
     assert not result.is_error, (tag, result)
     assert result.text == expected, (tag, result.text)
-    assert streamed_text(turn) == result.text, (tag, streamed_text(turn))
+    streamed = await streamed_text(events)
+    assert streamed == result.text, (tag, streamed)
     assert len([m for m in turn.messages if isinstance(m, ResultMessage)]) == 1, tag
 
 
@@ -72,8 +78,9 @@ async def test_200_turns_in_one_session(
         await check_turn(await session.send(f"load turn T{i:03d}"), f"T{i:03d}")
     t_seq = time.monotonic() - t0
     turns = [await session.send(f"load turn T{i:03d}") for i in range(100, 200)]
-    for i, turn in zip(range(100, 200), turns, strict=True):
-        await check_turn(turn, f"T{i:03d}")
+    followed = [(turn, turn.events()) for turn in turns]
+    for i, (turn, events) in zip(range(100, 200), followed, strict=True):
+        await check_turn(turn, f"T{i:03d}", events)
     elapsed = time.monotonic() - t0
     assert session.turns_completed == 200 and session.restarts == 0
     assert len([r for r in api.requests if r.path == "/v1/messages" and r.stream]) == 200

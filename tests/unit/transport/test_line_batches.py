@@ -1,0 +1,49 @@
+"""transport.base.line_batches: lines per chunk, and a short settle after a drained pipe so a
+slow writer's lines are read a few at a time, not one wake-up each (issue 11: kernel CPU)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from byre_jupyter.transport import base
+from byre_jupyter.transport.base import SMALL_CHUNK, line_batches
+
+
+def reader(chunks: list[bytes], log: list[str]) -> Callable[[], Awaitable[bytes]]:
+    async def read() -> bytes:
+        log.append("read")
+        return chunks.pop(0) if chunks else b""
+
+    return read
+
+
+@pytest.fixture
+def log(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    events: list[str] = []
+
+    async def sleep(delay: float) -> None:
+        events.append(f"sleep {delay}")
+
+    monkeypatch.setattr(base.asyncio, "sleep", sleep)
+    return events
+
+
+async def collect(read: Callable[[], Awaitable[bytes]], settle: float) -> list[list[object]]:
+    return [batch async for batch in line_batches(read, 1 << 20, settle)]
+
+
+async def test_after_a_small_chunk_the_next_read_waits_to_gather_more(log: list[str]) -> None:
+    big = b"x" * SMALL_CHUNK + b"\n"
+    chunks = [b'{"a":1}\n{"b"', b":2}\n", big, big, b""]
+    batches = await collect(reader(chunks, log), 0.005)
+    assert batches == [[b'{"a":1}'], [b'{"b":2}'], [big[:-1]], [big[:-1]]]
+    # A small chunk (the pipe was drained) is followed by a settle; a full one is not.
+    assert log == ["read", "sleep 0.005", "read", "sleep 0.005", "read", "read", "read"]
+
+
+async def test_without_settle_reads_go_back_to_back(log: list[str]) -> None:
+    batches = await collect(reader([b"1\n", b"2\n", b""], log), 0.0)
+    assert batches == [[b"1"], [b"2"]]
+    assert log == ["read", "read", "read"]
