@@ -47,7 +47,7 @@ class Profile:
 PROFILES = {
     "full": Profile("full", 200_000, 5, (1, 16, 64), 3, 10_000, 5.0, 2, False, True, 500, 500),
     "quick": Profile("quick", 20_000, 2, (1, 8), 2, 2_000, 2.0, 1, True, True, 50, 30),
-    # For tests/test_bench_smoke.py: every benchmark, tiny.
+    # For tests/integration/kernel/test_bench_smoke.py: every benchmark, tiny.
     "smoke": Profile("smoke", 1_000, 1, (1, 2), 1, 200, 0.3, 1, True, False, 3, 2),
 }
 

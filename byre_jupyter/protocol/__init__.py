@@ -1,7 +1,8 @@
 """The pure protocol layer: NDJSON framing, typed messages, and message builders.
 
-Imports nothing from asyncio, IPython, ipywidgets or traitlets (``tests/test_protocol.py`` checks),
-so it can be reused by any host and tested without an event loop.
+Imports nothing from asyncio, IPython, ipywidgets or traitlets
+(``tests/unit/protocol/test_protocol.py`` checks), so it can be reused by any host and tested
+without an event loop.
 """
 
 from .control import (

@@ -647,7 +647,8 @@ class Session:
             if not self._has_history:
                 # Died before the CLI recorded anything: --resume finds no conversation, and
                 # the same --session-id is refused as "already in use" (measured with 2.1.328,
-                # tests/test_session_restart_cli.py). The next turn starts a new conversation.
+                # tests/integration/cli/test_session_restart_cli.py). The next turn starts a new
+                # conversation.
                 self.session_id = str(uuidlib.uuid4())
 
     # -- CLI → host requests --------------------------------------------------------------

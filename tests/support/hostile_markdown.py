@@ -4,8 +4,8 @@ anything remote"), and an auditor that says what in an HTML string could load.
 :func:`corpus` returns named markdown snippets that point at ``base`` (an attacker's server,
 ``http://host:port``), each at its own path so a request counter can tell which one loaded.
 :func:`loaders` lists every element or attribute of an HTML fragment that could fetch a URL
-without a click. Used by the unit tests (tests/ui/test_no_remote_loads.py) and the browser
-test (tests/browser/test_no_remote_loads.py).
+without a click. Used by the unit tests (tests/unit/ui/test_no_remote_loads.py) and the browser
+test (tests/integration/browser/test_no_remote_loads.py).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The session and its control channel against an in-process scripted CLI (no processes).
 
-The fast tier: what the real CLI does here is tested against it in tests/test_session_turns.py
-and tests/test_engine_cli.py; these pin the host's side of each exchange (docs/protocol.md).
+The fast tier: what the real CLI does here is tested against it in
+tests/integration/cli/test_session_turns.py and tests/integration/cli/test_engine_cli.py; these
+pin the host's side of each exchange (docs/protocol.md).
 """
 
 from __future__ import annotations
@@ -236,7 +237,8 @@ async def test_a_cli_that_exits_mid_turn_fails_the_turn_and_restarts(make: MakeS
 async def test_a_cli_that_dies_before_its_first_answer_starts_a_new_conversation(
     make: MakeSession,
 ) -> None:
-    """Neither --session-id again nor --resume work then (tests/test_session_restart_cli.py)."""
+    """Neither --session-id again nor --resume work then
+    (tests/integration/cli/test_session_restart_cli.py)."""
     session, fake = make([[Exit(3)], [assistant("after")]])
     first_id = session.session_id
     died = await asyncio.wait_for(session.query("one"), 5)

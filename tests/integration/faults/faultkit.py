@@ -19,7 +19,7 @@ from typing import Any
 
 import psutil
 
-TESTS = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parents[2]
 STANDIN = TESTS / "support" / "standin_cli.py"
 FIGURES = TESTS / "artifacts" / "fault_figures.json"
 

@@ -3,7 +3,7 @@ notebooks in one folder and ``-i`` on a 2 GiB file, with the real CLI (or the st
 real one cannot be made to misbehave) and real kernels.
 
 A full disk is ``/dev/full``: the transcript's path is a symlink to it, so every write fails
-with ENOSPC (``tests/test_disk_state.py`` shows the writer really gets that error).
+with ENOSPC (``tests/unit/magics/test_disk_state.py`` shows the writer really gets that error).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from byre_jupyter.scripted import Reply, ScriptedAPI, Text
 
 TIMEOUT = 90.0
 LOAD = "%load_ext byre_jupyter\n%config Claude.permission_mode = 'bypassPermissions'"
-STANDIN = Path(__file__).resolve().parent / "support" / "standin_cli.py"
+STANDIN = Path(__file__).resolve().parents[2] / "support" / "standin_cli.py"
 # Built at run time so no credential-shaped literal sits in the repository.
 ANT_KEY = "sk-ant-api03-" + "Zk4" * 25
 JUPYTER_CREDENTIALS = {

@@ -8,11 +8,11 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-TESTS = Path(__file__).resolve().parent.parent
+UNIT = Path(__file__).resolve().parents[2] / "unit"  # where the ui package of fixtures lives
 
 CELL = f"""
 import asyncio, sys
-sys.path.insert(0, {str(TESTS)!r})
+sys.path.insert(0, {str(UNIT)!r})
 from ui import fixtures as fx
 from byre_jupyter.ui import TurnView, static_outputs
 from byre_jupyter.ui.live import LiveView

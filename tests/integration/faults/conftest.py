@@ -1,9 +1,9 @@
 """Fixtures of the fault, load, bad-input and security suite.
 
-Kernel tests get a kernel environment like tests/test_notebook_kernel.py (os.environ + the CLI's
-isolated environment + BYRE_CLAUDE_PATH + BYRE_STATE_DIR), with a distinctive fake API key so the
-security tests can look for it. Every kernel a test starts is closed at the end, and then no CLI
-process (real or stand-in) with this test's HOME may remain.
+Kernel tests get a kernel environment like tests/integration/kernel/test_notebook_kernel.py
+(os.environ + the CLI's isolated environment + BYRE_CLAUDE_PATH + BYRE_STATE_DIR), with a
+distinctive fake API key so the security tests can look for it. Every kernel a test starts is
+closed at the end, and then no CLI process (real or stand-in) with this test's HOME may remain.
 """
 
 from __future__ import annotations

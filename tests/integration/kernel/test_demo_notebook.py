@@ -17,7 +17,7 @@ from byre_jupyter.scripted.demo import demo_script
 
 pytestmark = [pytest.mark.kernel, pytest.mark.cli]
 
-DEMO = Path(__file__).resolve().parents[1] / "notebooks"
+DEMO = Path(__file__).resolve().parents[3] / "notebooks"
 
 
 def test_the_demo_runs_headless_with_a_record_of_every_cell_and_no_home_path(

@@ -31,7 +31,7 @@ from byre_jupyter.scripted import (
 )
 from byre_jupyter.scripted.demo import BANNER, DEFAULT_PYTHON_TOOL, demo_script
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 MSG_PATH = "/v1/messages?beta=true"
 
 # ------------------------------------------------------------------------------------ helpers

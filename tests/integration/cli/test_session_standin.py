@@ -15,7 +15,7 @@ from byre_jupyter import CLIProcessError, ControlTimeout, Session
 from byre_jupyter.errors import LineTooLongError, ProtocolError
 from byre_jupyter.protocol import AssistantMessage
 
-STANDIN = Path(__file__).parent / "support" / "standin_cli.py"
+STANDIN = Path(__file__).resolve().parents[2] / "support" / "standin_cli.py"
 
 # Every test starts the stand-in CLI as a process: the integration tier (the in-process
 # session tests are tests/unit/session/).

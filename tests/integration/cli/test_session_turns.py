@@ -17,7 +17,7 @@ import pytest
 
 from byre_jupyter import Session
 
-STANDIN = Path(__file__).parent / "support" / "standin_cli.py"
+STANDIN = Path(__file__).resolve().parents[2] / "support" / "standin_cli.py"
 
 # Every test starts the stand-in CLI as a process: the integration tier (the in-process
 # session tests are tests/unit/session/).

@@ -32,7 +32,7 @@ from byre_jupyter.scripted import Reply, ScriptedAPI, Text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.cli]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 TIMEOUT = 60.0
 
 

@@ -19,7 +19,7 @@ from support.kernel import KernelDriver
 
 pytestmark = pytest.mark.kernel
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture

@@ -31,7 +31,7 @@ from byre_jupyter.scripted import (
     ToolUse,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 _ARCH = "arm64" if platform.machine() in ("aarch64", "arm64") else "x64"
 CLI_PATH = Path(
     os.environ.get("BYRE_CLAUDE_PATH")

@@ -1,6 +1,6 @@
 """The static bundle: golden files per scenario, plus targeted safety and storage checks.
 
-Regenerate the golden files with ``BYRE_UPDATE_GOLDEN=1 pytest tests/ui/test_static.py``.
+Regenerate the golden files with ``BYRE_UPDATE_GOLDEN=1 pytest tests/unit/ui/test_static.py``.
 """
 
 from __future__ import annotations

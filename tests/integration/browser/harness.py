@@ -42,7 +42,7 @@ import psutil
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Locator, Page, Playwright
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 ARTIFACTS = REPO / "tests" / "artifacts"
 CHROMIUM = Path("/usr/bin/chromium")
 # Without the background-networking flags Chromium's many connections out are refused by this

@@ -272,7 +272,7 @@ def test_no_secret_on_the_cli_argv(kernels: Callable[..., KernelDriver], api: Sc
 
 
 def _python_tool_wired() -> bool:
-    magics_dir = Path(__file__).resolve().parents[2] / "byre_jupyter" / "magics"
+    magics_dir = Path(__file__).resolve().parents[3] / "byre_jupyter" / "magics"
     return any("kernel_tools" in p.read_text() for p in magics_dir.glob("*.py"))
 
 

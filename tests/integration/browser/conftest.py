@@ -8,10 +8,10 @@
 To run a test in JupyterLab and in Notebook 7, decorate it with ``@BOTH_FRONTENDS``: its
 ``lab`` is then a tab on either server (``lab.frontend`` says which).
 
-Every test under tests/browser/ is marked ``browser`` automatically. Kernel environment:
-override the session fixture ``lab_server_env`` in a conftest (it is passed to the server, so
-every kernel inherits it), pass ``kernel_env=`` to ``LabPage.open_notebook`` for one notebook,
-or start another server with ``harness.lab_server(tmp_dir, extra_env)``.
+Every test under tests/integration/browser/ is marked ``browser`` automatically. Kernel
+environment: override the session fixture ``lab_server_env`` in a conftest (it is passed to the
+server, so every kernel inherits it), pass ``kernel_env=`` to ``LabPage.open_notebook`` for one
+notebook, or start another server with ``harness.lab_server(tmp_dir, extra_env)``.
 
 Chromium is Debian's /usr/bin/chromium (./dev setup installs it). Without it the browser
 tests are skipped, except under CI, where that is an error.
@@ -67,11 +67,11 @@ def lab_server_env() -> dict[str, str]:
     return {}
 
 
-# The server and the browser are package-scoped: one per run of tests/browser, torn down when
-# its last test ends. For Playwright that is required, not just tidy: the sync API drives its
-# asyncio loop from a greenlet, so while it is alive asyncio believes a loop is running on the
-# main thread, and asyncio.run()/pytest-asyncio in later test modules fail with "cannot be
-# called from a running event loop". For the same reason browser tests must be sync functions.
+# The server and the browser are package-scoped: one per run of tests/integration/browser, torn down
+# when its last test ends. For Playwright that is required, not just tidy: the sync API drives its
+# asyncio loop from a greenlet, so while it is alive asyncio believes a loop is running on the main
+# thread, and asyncio.run()/pytest-asyncio in later test modules fail with "cannot be called from a
+# running event loop". For the same reason browser tests must be sync functions.
 @pytest.fixture(scope="package")
 def lab_server(
     tmp_path_factory: pytest.TempPathFactory, lab_server_env: dict[str, str]
