@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,30 +16,18 @@ from IPython.core.interactiveshell import InteractiveShell
 import byre_jupyter.magics as magics_pkg
 from byre_jupyter.errors import ByreError
 from byre_jupyter.session import Session
-from byre_jupyter.transport.process import SubprocessTransport
 
 
 @pytest.fixture
-def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[InteractiveShell]:
-    async def no_process(self: Any) -> None:
-        raise AssertionError("a CLI process was about to start")
+def shell(shell: InteractiveShell, monkeypatch: pytest.MonkeyPatch) -> InteractiveShell:
+    """The magics' shell (conftest.py), whose CLI refuses every model change."""
 
     async def refuse(self: Any, model: str | None) -> str | None:
         raise ByreError(f"the CLI refused model {model!r}")
 
-    monkeypatch.setattr(SubprocessTransport, "start", no_process)
     monkeypatch.setattr(Session, "set_model", refuse)
-    monkeypatch.setenv("BYRE_STATE_DIR", str(tmp_path))
-    monkeypatch.setenv("BYRE_CLAUDE_PATH", str(tmp_path / "no-such-claude"))
-    ip = InteractiveShell.instance()
-    if magics_pkg.extension() is not None:
-        magics_pkg.unload_ipython_extension(magics_pkg.extension().shell)
-    magics_pkg.load_ipython_extension(ip)
     magics_pkg.extension().config.prewarm = False
-    try:
-        yield ip
-    finally:
-        magics_pkg.unload_ipython_extension(ip)
+    return shell
 
 
 def test_bad_options_raise_in_the_callers_cell(shell: InteractiveShell) -> None:

@@ -7,28 +7,12 @@ A plain InteractiveShell (terminal IPython: no kernel), sessions that never star
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
 import byre_jupyter.magics as magics_pkg
-
-
-@pytest.fixture
-def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[InteractiveShell]:
-    monkeypatch.setenv("BYRE_STATE_DIR", str(tmp_path))
-    monkeypatch.setenv("BYRE_CLAUDE_PATH", str(tmp_path / "no-such-claude"))  # doctor: fast
-    ip = InteractiveShell.instance()
-    if magics_pkg.extension() is not None:
-        magics_pkg.unload_ipython_extension(magics_pkg.extension().shell)
-    magics_pkg.load_ipython_extension(ip)
-    try:
-        yield ip
-    finally:
-        magics_pkg.unload_ipython_extension(ip)
 
 
 def bare_dollars(markdown: str) -> list[str]:
