@@ -23,7 +23,16 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["UpdateAcknowledger"]
+__all__ = ["StatusKeeper", "UpdateAcknowledger"]
+
+#: Requests a frontend sends by itself while a cell runs: JupyterLab's and Notebook 7's widget
+#: manager asks ipykernel 7 for a comm subshell when the cell shows its first widget. ipykernel
+#: answers each with busy/idle on the control channel, and jupyter_server does not list them as
+#: untracked (its ``untracked_message_types``), so the frontends' kernel status read "Idle" for
+#: the rest of a running %%claude cell (measured in Lab 4.6 and Notebook 7.6, ipykernel 7.4).
+SIDE_REQUESTS = frozenset(
+    {"create_subshell_request", "delete_subshell_request", "list_subshell_request"}
+)
 
 
 def _running_kernel() -> Any:
@@ -86,3 +95,53 @@ class UpdateAcknowledger:
         lock = getattr(self._kernel, "_main_asyncio_lock", None)
         locked = getattr(lock, "locked", None)
         return bool(locked()) if callable(locked) else False
+
+
+class StatusKeeper:
+    """Keep the kernel status "busy" while the cell runs, whatever the frontend asks meanwhile.
+
+    While installed, an ``idle`` that ipykernel publishes for one of :data:`SIDE_REQUESTS` is
+    followed by ``busy`` parented to the running cell (the same pair
+    :class:`UpdateAcknowledger` sends for a widget update). Only while a shell message is being
+    handled (a cell runs): after the cell, nothing is added. Installed by the live view for its
+    turn; after :meth:`uninstall` the wrapper passes through, and it is taken off the kernel when
+    it is the outermost one (two views of one kernel may uninstall in any order).
+    """
+
+    def __init__(self, kernel: Any = None) -> None:
+        self._kernel = kernel if kernel is not None else _running_kernel()
+        cell = None
+        if self._kernel is not None and hasattr(self._kernel, "get_parent"):
+            cell = self._kernel.get_parent("shell")
+        self._cell: Mapping[str, Any] | None = cell or None
+        self._active = False
+        self._wrapper: Callable[..., None] | None = None
+        self._below: Any = None  # what the kernel's instance held before us (None: the class's)
+
+    def install(self) -> None:
+        kernel, cell = self._kernel, self._cell
+        original = getattr(kernel, "_publish_status", None)
+        lock = getattr(kernel, "_main_asyncio_lock", None)  # ipykernel >= 7 (subshells)
+        if self._wrapper is not None or original is None or lock is None or not cell:
+            return
+
+        def publish(status: str, channel: str, parent: Any = None) -> None:
+            original(status, channel, parent)
+            if not self._active or status != "idle" or not lock.locked():
+                return
+            source = parent if parent is not None else kernel.get_parent(channel)
+            header = source.get("header", {}) if isinstance(source, Mapping) else {}
+            if header.get("msg_type") in SIDE_REQUESTS:
+                original("busy", "shell", cell)
+
+        self._below = vars(kernel).get("_publish_status")
+        self._wrapper, self._active = publish, True
+        kernel._publish_status = publish
+
+    def uninstall(self) -> None:
+        self._active = False
+        if self._wrapper is not None and vars(self._kernel).get("_publish_status") is self._wrapper:
+            if self._below is None:
+                del self._kernel._publish_status  # ipykernel's own method again
+            else:
+                self._kernel._publish_status = self._below

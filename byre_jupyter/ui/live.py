@@ -22,7 +22,7 @@ import ipywidgets as W
 
 from byre_jupyter.protocol import PERMISSION_MODES
 from byre_jupyter.ui.coalesce import Coalescer, LoopLike, TimerLike
-from byre_jupyter.ui.comms import UpdateAcknowledger
+from byre_jupyter.ui.comms import StatusKeeper, UpdateAcknowledger
 from byre_jupyter.ui.format import (
     card_input_text,
     card_result_text,
@@ -349,6 +349,9 @@ class LiveView:
         self._owned: list[W.Widget] = []
         # Without it only the first edit of a menu or text box reaches the kernel mid-turn.
         self._acknowledger = UpdateAcknowledger()
+        # Without it Lab's and Notebook 7's kernel status read "Idle" while the turn ran.
+        self._kernel_status = StatusKeeper()
+        self._kernel_status.install()
         self._syncing = False
         self._closed = False
         self._finished = False
@@ -526,6 +529,7 @@ class LiveView:
         if self._closed:
             return
         self._finished = True
+        self._kernel_status.uninstall()
         self._cancel_tick()
         self._coalescer.mark([_HEADER_ID, *(b.id for b in self._view.walk())])
         self._coalescer.flush_now()
@@ -539,6 +543,7 @@ class LiveView:
         if self._closed:
             return
         self._closed = True
+        self._kernel_status.uninstall()
         self._cancel_tick()
         self._coalescer.close()
         for widget in self._owned:

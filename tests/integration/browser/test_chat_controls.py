@@ -179,3 +179,37 @@ def test_live_regions_cards_and_menus_are_labelled(
     assert box.get_by_role("textbox", name="Reason for denying").count() == 1
     box.locator(DENY).click()
     assert lab.wait_for_cell(1, timeout=60)
+
+
+# --------------------------------------------------------------------------------------------
+# the kernel status while a turn runs
+
+
+@BOTH_FRONTENDS
+def test_the_kernel_status_stays_busy_while_the_turn_runs(
+    lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str]
+) -> None:
+    """The widget manager asks the kernel for a comm subshell when the first widget shows;
+    ipykernel answers with busy/idle on the control channel, and the frontends showed the
+    kernel "Idle" for the rest of the turn (Lab's status bar, Notebook 7's indicator)."""
+    api.on("STATUSBUSY", Hang(then=Reply(Text("done"))), times=1)
+    open_claude_notebook(lab, claude_env, "%%claude\nSTATUSBUSY now")
+    lab._js(
+        "const k = B.kernel(path); window.__byreStatuses = [];"
+        "k.statusChanged.connect((_, s) => window.__byreStatuses.push(s)); return true;"
+    )
+    lab.run_cell(1, wait=False)
+    api.wait_for_request("STATUSBUSY", timeout=60)
+    lab.output_locator(1).locator(".jupyter-widgets").first.wait_for(timeout=30_000)
+
+    def statuses() -> list[str]:
+        return list(lab.page.evaluate("() => window.__byreStatuses"))
+
+    # The frontend's own request was answered (an idle while the cell runs) ...
+    wait_until(lambda: "idle" in statuses(), 30, "the subshell request's idle")
+    # ... and the status is busy again, for as long as the turn runs.
+    wait_until(lambda: lab.kernel_status() == "busy", 10, f"busy again: {statuses()}")
+    assert lab.cell_running(1)
+    api.release()
+    assert lab.wait_for_cell(1, timeout=60)
+    wait_until(lambda: lab.kernel_status() == "idle", 30, "idle after the turn")
