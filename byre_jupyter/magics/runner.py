@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ByreError
+from ..protocol import ResultMessage
 from ..session import Allow, Deny, PermissionRequest, Session, Turn, TurnResult
 from ..ui import TurnView
 from ..ui.approval import ApprovalCard
@@ -148,6 +149,8 @@ class TurnController:
                     owner=self,
                 )
                 async for message in self.turn.events():
+                    if isinstance(message, ResultMessage):  # the session has costed it
+                        view.turn_cost_usd = self.turn.cost_usd
                     self.surface.update(view.apply(message))
                 result = await self.turn.result()
             except asyncio.CancelledError:

@@ -135,6 +135,9 @@ class TurnView:
         # Characters streamed per message: its output tokens arrive only when it ends.
         self._msg_chars: dict[str, int] = {}
         self.cost_usd: float | None = None
+        #: The turn's own cost when the host knows it: the CLI's result carries the running
+        #: total of its conversation (issue 9), which is shown only when this is None.
+        self.turn_cost_usd: float | None = None
         self.duration_s: float | None = None
         self.session_id: str | None = None
         self.message_uuids: list[str] = []
@@ -595,8 +598,9 @@ class TurnView:
                 tokens_in=_input_tokens(result.usage),
                 tokens_out=_int(result.usage.get("output_tokens")),
             )
-        if result.total_cost_usd is not None:
-            self._set_header(cost_usd=result.total_cost_usd)
+        cost = self.turn_cost_usd if self.turn_cost_usd is not None else result.total_cost_usd
+        if cost is not None:
+            self._set_header(cost_usd=cost)
         if result.duration_ms is not None:
             self._set_header(duration_s=result.duration_ms / 1000.0)
         if result.session_id:

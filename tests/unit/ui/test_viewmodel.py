@@ -293,6 +293,14 @@ def test_header_tokens_cost_and_duration() -> None:
     assert view.session_id == "sid-9" and view.result_uuid is not None
 
 
+def test_the_header_shows_the_turns_own_cost_not_the_conversations_running_total() -> None:
+    b = fx.Builder()
+    view = TurnView("s", "p", clock=fx.FakeClock())
+    view.turn_cost_usd = 0.002  # the session's figure; the result says 0.01234 (the total)
+    view.apply(parse_message(b.result("x", session_id="sid-9")))
+    assert view.cost_usd == 0.002
+
+
 def test_finish_freezes_everything_and_reports_it() -> None:
     wires = fx.bash_roundtrip()
     cut = next(i for i, w in enumerate(wires) if w.get("tool_use_result"))
