@@ -14,6 +14,7 @@ it ends (docs/kernel.md, section 4). Rules this module keeps (docs/kernel.md, se
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -320,6 +321,37 @@ class _CardWidget(_BlockWidget):
         self.detail.value = "".join(parts)
 
 
+@functools.singledispatch
+def _widget_for(block: BlockView, own: Own) -> _BlockWidget:
+    """The widget that draws ``block``: one factory per block type (``.register``)."""
+    raise TypeError(f"no widget for {type(block).__name__}")
+
+
+@_widget_for.register
+def _(block: TextView, own: Own) -> _BlockWidget:
+    return _TextWidget(own)
+
+
+@_widget_for.register
+def _(block: ThinkingView, own: Own) -> _BlockWidget:
+    return _ThinkingWidget(own)
+
+
+@_widget_for.register
+def _(block: ToolCardView, own: Own) -> _BlockWidget:
+    return _CardWidget(own)
+
+
+@_widget_for.register
+def _(block: ImageView, own: Own) -> _BlockWidget:
+    return _ImageWidget(own, block)
+
+
+@_widget_for.register
+def _(block: NoticeView, own: Own) -> _BlockWidget:
+    return _NoticeWidget(own)
+
+
 class LiveView:
     """The widget tree for one turn, fed by :class:`TurnView` updates.
 
@@ -610,19 +642,7 @@ class LiveView:
             self._render_header()
 
     def _create(self, block: BlockView) -> _BlockWidget:
-        widget: _BlockWidget
-        if isinstance(block, TextView):
-            widget = _TextWidget(self._own)
-        elif isinstance(block, ThinkingView):
-            widget = _ThinkingWidget(self._own)
-        elif isinstance(block, ToolCardView):
-            widget = _CardWidget(self._own)
-        elif isinstance(block, ImageView):
-            widget = _ImageWidget(self._own, block)
-        elif isinstance(block, NoticeView):
-            widget = _NoticeWidget(self._own)
-        else:
-            raise TypeError(f"no widget for {type(block).__name__}")
+        widget = _widget_for(block, self._own)
         self._blocks[block.id] = widget
         box = self._body
         parent_id = self._view.parent_id(block.id)

@@ -20,6 +20,7 @@ Pure module.
 from __future__ import annotations
 
 import base64
+import functools
 import io
 import math
 from collections.abc import Mapping
@@ -116,30 +117,44 @@ def _html_blocks(blocks: list[BlockView], numbers: dict[str, int]) -> list[str]:
     return [part for b in blocks for part in [_html_block(b, numbers)] if part]
 
 
+@functools.singledispatch
 def _html_block(block: BlockView, numbers: dict[str, int]) -> str:
-    if isinstance(block, TextView):
-        if not block.text.strip():
-            return ""
-        return f'<div class="{MATH_PROCESS}">{render_markdown(block.text)}</div>'
-    if isinstance(block, ThinkingView):
-        if not block.text.strip():
-            return ""
-        return (
-            f'<details><summary style="{_STYLES["dim"]}">Thinking</summary>'
-            f'<div style="{_STYLES["dim"]}">{render_markdown(block.text)}</div></details>'
-        )
-    if isinstance(block, NoticeView):
-        style = _STYLES["notice"]
-        if block.notice_kind == "error":
-            style += ";" + _STYLES["error"]
-        return f'<div style="{style}">{escape_text(_notice_text(block))}</div>'
-    if isinstance(block, ToolCardView):
-        return _html_card(block, numbers)
-    if isinstance(block, ImageView):
-        return f"<div>(image {numbers.get(block.id, '?')} below)</div>"
+    """One block as sanitized HTML: one function per block type (``.register``), ``""`` for a
+    type this format does not show."""
     return ""
 
 
+@_html_block.register
+def _(block: TextView, numbers: dict[str, int]) -> str:
+    if not block.text.strip():
+        return ""
+    return f'<div class="{MATH_PROCESS}">{render_markdown(block.text)}</div>'
+
+
+@_html_block.register
+def _(block: ThinkingView, numbers: dict[str, int]) -> str:
+    if not block.text.strip():
+        return ""
+    return (
+        f'<details><summary style="{_STYLES["dim"]}">Thinking</summary>'
+        f'<div style="{_STYLES["dim"]}">{render_markdown(block.text)}</div></details>'
+    )
+
+
+@_html_block.register
+def _(block: NoticeView, numbers: dict[str, int]) -> str:
+    style = _STYLES["notice"]
+    if block.notice_kind == "error":
+        style += ";" + _STYLES["error"]
+    return f'<div style="{style}">{escape_text(_notice_text(block))}</div>'
+
+
+@_html_block.register
+def _(block: ImageView, numbers: dict[str, int]) -> str:
+    return f"<div>(image {numbers.get(block.id, '?')} below)</div>"
+
+
+@_html_block.register
 def _html_card(card: ToolCardView, numbers: dict[str, int]) -> str:
     title = escape_text(card_title(card, numbers))
     if card.is_error:
@@ -218,23 +233,36 @@ def _md_blocks(blocks: list[BlockView], numbers: dict[str, int]) -> list[str]:
     return [part for b in blocks for part in [_md_block(b, numbers)] if part]
 
 
+@functools.singledispatch
 def _md_block(block: BlockView, numbers: dict[str, int]) -> str:
-    if isinstance(block, TextView):
-        return escape_markdown_html(block.text.strip())
-    if isinstance(block, ThinkingView):
-        if not block.text.strip():
-            return ""
-        thinking = escape_markdown_html(block.text.strip())
-        return "\n".join(["> *Thinking*", ">", *(f"> {line}" for line in thinking.split("\n"))])
-    if isinstance(block, NoticeView):
-        return f"*{_md_plain(_notice_text(block))}*"
-    if isinstance(block, ToolCardView):
-        return _md_card(block, numbers)
-    if isinstance(block, ImageView):
-        return f"(image {numbers.get(block.id, '?')} below)"
+    """One block as Markdown (model HTML stays inert); ``""`` for a type not shown."""
     return ""
 
 
+@_md_block.register
+def _(block: TextView, numbers: dict[str, int]) -> str:
+    return escape_markdown_html(block.text.strip())
+
+
+@_md_block.register
+def _(block: ThinkingView, numbers: dict[str, int]) -> str:
+    if not block.text.strip():
+        return ""
+    thinking = escape_markdown_html(block.text.strip())
+    return "\n".join(["> *Thinking*", ">", *(f"> {line}" for line in thinking.split("\n"))])
+
+
+@_md_block.register
+def _(block: NoticeView, numbers: dict[str, int]) -> str:
+    return f"*{_md_plain(_notice_text(block))}*"
+
+
+@_md_block.register
+def _(block: ImageView, numbers: dict[str, int]) -> str:
+    return f"(image {numbers.get(block.id, '?')} below)"
+
+
+@_md_block.register
 def _md_card(card: ToolCardView, numbers: dict[str, int]) -> str:
     parts = [f"**{_md_plain(card_title(card, numbers))}**"]
     shown_input = card_input_text(card)
@@ -277,24 +305,42 @@ def _indent(text: str, prefix: str) -> str:
 
 
 def _text_blocks(blocks: list[BlockView], numbers: dict[str, int], max_lines: int) -> list[str]:
-    out: list[str] = []
-    for block in blocks:
-        if isinstance(block, TextView) and block.text.strip():
-            out.append(block.text.strip())
-        elif isinstance(block, ThinkingView) and block.text.strip():
-            out.append(_indent(_head(block.text.strip(), max_lines), "  ┆ "))
-        elif isinstance(block, NoticeView):
-            out.append(f"! {_notice_text(block)}")
-        elif isinstance(block, ToolCardView):
-            lines = [f"● {card_title(block, numbers)}"]
-            children = _text_blocks(block.children, numbers, max_lines)
-            if children:
-                lines.append(_indent("\n".join(children), "  │ "))
-            if block.result_text:
-                result = _indent(_head(block.result_text.rstrip(), max_lines), "    ")
-                lines.append("  ⎿ " + result[4:])
-            out.append("\n".join(lines))
-    return out
+    return [part for b in blocks for part in [_text_block(b, numbers, max_lines)] if part]
+
+
+@functools.singledispatch
+def _text_block(block: BlockView, numbers: dict[str, int], max_lines: int) -> str:
+    """One block as plain text; ``""`` for a type this format does not show (images are
+    listed below the text)."""
+    return ""
+
+
+@_text_block.register
+def _(block: TextView, numbers: dict[str, int], max_lines: int) -> str:
+    return block.text.strip()
+
+
+@_text_block.register
+def _(block: ThinkingView, numbers: dict[str, int], max_lines: int) -> str:
+    text = block.text.strip()
+    return _indent(_head(text, max_lines), "  ┆ ") if text else ""
+
+
+@_text_block.register
+def _(block: NoticeView, numbers: dict[str, int], max_lines: int) -> str:
+    return f"! {_notice_text(block)}"
+
+
+@_text_block.register
+def _(block: ToolCardView, numbers: dict[str, int], max_lines: int) -> str:
+    lines = [f"● {card_title(block, numbers)}"]
+    children = _text_blocks(block.children, numbers, max_lines)
+    if children:
+        lines.append(_indent("\n".join(children), "  │ "))
+    if block.result_text:
+        result = _indent(_head(block.result_text.rstrip(), max_lines), "    ")
+        lines.append("  ⎿ " + result[4:])
+    return "\n".join(lines)
 
 
 def _head(text: str, max_lines: int) -> str:

@@ -6,6 +6,7 @@ result, notices as they appear, and a footer when the turn is finished.
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -36,23 +37,37 @@ class TerminalPrinter:
     def update(self, view: TurnView, changed: Sequence[BlockView]) -> None:
         """Print what ``changed`` adds; print the footer once ``view.finished``."""
         for block in changed:
-            depth = self._depth(view, block.id)
-            if isinstance(block, TextView):
-                self._text(block, depth)
-            elif isinstance(block, ToolCardView) and block.frozen and block.id not in self._done:
-                self._line(f"{'  ' * depth}● {card_title(block)}", block.id)
-            elif isinstance(block, NoticeView) and block.frozen and block.id not in self._done:
-                self._line(f"{'  ' * depth}! {block.text}", block.id)
-            elif isinstance(block, ImageView) and block.id not in self._done:
-                size = f"{len(block.data):,} bytes"
-                self._line(
-                    f"{'  ' * depth}[image: {block.media_type}, {size}, {block.origin}]", block.id
-                )
+            self._print(block, self._depth(view, block.id))
         if view.finished and not self._footer:
             self._footer = True
             self._end_text()
             self._write("— " + " · ".join(footer_parts(view)) + "\n")
         self._stream.flush()
+
+    @functools.singledispatchmethod
+    def _print(self, block: BlockView, depth: int) -> None:
+        """Print what ``block`` adds: one method per block type (``.register``)."""
+
+    @_print.register
+    def _(self, block: TextView, depth: int) -> None:
+        self._text(block, depth)
+
+    @_print.register
+    def _(self, block: ToolCardView, depth: int) -> None:
+        if block.frozen and block.id not in self._done:
+            self._line(f"{'  ' * depth}● {card_title(block)}", block.id)
+
+    @_print.register
+    def _(self, block: NoticeView, depth: int) -> None:
+        if block.frozen and block.id not in self._done:
+            self._line(f"{'  ' * depth}! {block.text}", block.id)
+
+    @_print.register
+    def _(self, block: ImageView, depth: int) -> None:
+        if block.id not in self._done:
+            size = f"{len(block.data):,} bytes"
+            line = f"{'  ' * depth}[image: {block.media_type}, {size}, {block.origin}]"
+            self._line(line, block.id)
 
     def _depth(self, view: TurnView, block_id: str) -> int:
         depth = 0
