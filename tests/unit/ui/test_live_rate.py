@@ -47,6 +47,11 @@ def prose(n: int, seed: int = 0) -> list[str]:
     return out
 
 
+@pytest.mark.skipif(
+    tuple(int(p) for p in W.__version__.split(".")[:2]) < (8, 1),
+    reason="ipywidgets 8.0 sends no update without a kernel's comm (8.1+ always has one): "
+    "the coalescer is the same code there, measured on the newer releases",
+)
 def test_a_fast_stream_sends_at_most_20_messages_a_second_and_at_least_10_text_updates(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
