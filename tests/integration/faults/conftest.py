@@ -44,14 +44,9 @@ def home(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir(exist_ok=True)
-    return path
-
-
-@pytest.fixture
 def kernel_env(api: ScriptedAPI, cli_path: str, tmp_path: Path, home: Path) -> dict[str, str]:
+    """The shared kernel environment, but with a recognisable secret as the API key: the fault
+    tests look for it in every place it must not reach."""
     env = dict(os.environ)
     env.update(cli_env_for(api.url, home, ANTHROPIC_API_KEY=SECRET_KEY))
     env["BYRE_CLAUDE_PATH"] = cli_path
