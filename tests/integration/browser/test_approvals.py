@@ -408,11 +408,9 @@ def test_stop_rejects_a_pending_card(
     box = wait_for_card(lab, 1)
     assert box.locator("pre").inner_text().strip() == command
 
-    t0 = time.monotonic()
     lab.click_in_output(1, selector=STOP)
-    assert lab.wait_for_cell(1, timeout=GRACE_S + 20)
-    elapsed = time.monotonic() - t0
-    assert elapsed < GRACE_S + 5, elapsed
+    # Ends well before the grace kill would have ended it (a bounded wait, not a timing).
+    assert lab.wait_for_cell(1, timeout=GRACE_S + 5)
     assert not target.exists()
     final = lab.output_text(1)
     assert "interrupted" in final.lower(), final

@@ -7,7 +7,6 @@ turning an awaiting cell into a CancelledError with the kernel surviving, and sa
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import psutil
@@ -134,14 +133,11 @@ def test_interrupt_async_cell_then_save(lab: LabPage) -> None:
     # (c) the real toolbar ■ while the cell awaits asyncio.sleep(30)
     lab.run_cell(1, wait=False)
     lab.wait_for_output_text(1, "sleeping", timeout=30)
-    t0 = time.monotonic()
     lab.interrupt_kernel(via="toolbar")
-    assert lab.wait_for_cell(1, timeout=15) is False  # ended early, with an error
-    elapsed = time.monotonic() - t0
+    assert lab.wait_for_cell(1, timeout=15) is False  # ended early (of 30 s), with an error
     out = lab.output_text(1)
     assert "CancelledError" in out or "KeyboardInterrupt" in out, out
     assert "woke up" not in out.splitlines(), out
-    assert elapsed < 15, elapsed
     lab.run_cell(2)
     assert "alive 42" in lab.output_text(2)
 

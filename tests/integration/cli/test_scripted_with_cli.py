@@ -13,7 +13,6 @@ import platform
 import queue
 import subprocess
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -300,17 +299,14 @@ def test_bash_tool_round_trip(api: ScriptedAPI, cli: CLI) -> None:
 
 def test_server_error_ends_the_turn_without_retries(api: ScriptedAPI, cli: CLI) -> None:
     api.default = Error(500, "Internal server error")
-    t0 = time.monotonic()
     cli.prompt("anything")
-    result = cli.result()
-    elapsed = time.monotonic() - t0
+    result = cli.result()  # no retries: the default schedule takes ~3 minutes (checked below)
     assert result["is_error"] is True
     assert result["api_error_status"] == 500
     assert result["terminal_reason"] == "api_error"
     assert "500" in result["result"]
     assert len(messages_api(api)) == 1
     assert not [m for m in cli.seen if m.get("subtype") == "api_retry"]
-    assert elapsed < LINE_TIMEOUT  # "quickly": the default retry schedule takes ~3 minutes
 
 
 def test_non_stream_probe_after_set_model(api: ScriptedAPI, cli: CLI) -> None:
