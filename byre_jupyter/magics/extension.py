@@ -1,10 +1,13 @@
 """Per-shell state of the extension: configuration, named sessions, remembered conversations.
 
 One :class:`ClaudeExtension` lives on the shell while the extension is loaded. The magics only
-parse and delegate to it; it creates sessions from the ``Claude`` configuration and remembers
-each session's conversation id on disk (``~/.byre_jupyter/sessions.json``, keyed by notebook and
-session name: :mod:`byre_jupyter.session.index`) so ``%claude resume`` can continue after a
-kernel restart.
+parse and delegate to it. It owns the sessions: it creates them from the ``Claude``
+configuration (prewarm, branches, ``%claude resume``, portable notebooks) and remembers each
+session's conversation id on disk (``sessions.json`` in ``Claude.state_dir``, keyed by notebook
+and session name: :mod:`byre_jupyter.session.index`) so ``%claude resume`` can continue after a
+kernel restart. The other responsibilities live beside it: approvals and the standing "always
+allow" answers in :mod:`.approvals` (``ext.approvals``), each turn's cell in
+:mod:`.runner` (``TurnController``), the turn trees in :mod:`.conversation`.
 """
 
 from __future__ import annotations
@@ -14,22 +17,19 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from IPython.core.interactiveshell import InteractiveShell
 
 from ..errors import ByreError
-from ..kernel import ApprovalDecision as PythonDecision
-from ..kernel import PythonApproval, PythonRunner, ToolApproval, kernel_tools
+from ..kernel import PythonRunner
 from ..redact import secret_values
-from ..session import Deny, McpServer, PermissionRequest, Session, SessionManager, TurnResult
+from ..session import Session, SessionManager, TurnResult
 from ..session.index import NOTEBOOK_ENV, ResumeIndex, resume_keys
-from ..session.permissions import Allow
 from ..ui import TurnView
-from ..ui.approval import ApprovalCard, ApprovalDecision, describe_request
 from . import portable
+from .approvals import Approvals
 from .config import Claude
 from .conversation import Conversations
 from .frontend import frontend_kind
@@ -37,20 +37,6 @@ from .notebook import guard_hook, notebook_path, system_prompt
 
 __all__ = ["ClaudeExtension"]
 
-TOOL_HEADLESS = (
-    "byre_jupyter: {tool} needs approval, and nobody can click in this run (headless). The "
-    "user can allow such tools with `%config Claude.headless_permission = 'allow'`, or choose "
-    "a permission mode such as `%config Claude.permission_mode = 'acceptEdits'`."
-)
-PYTHON_HEADLESS = (
-    "byre_jupyter: running Python in the user's kernel needs approval, and nobody can click "
-    "here (a headless run). The user can allow it with `%config Claude.python_tool = 'allow'`."
-)
-READ_HEADLESS = (
-    "byre_jupyter: the {tool} tool needs approval (Claude.read_tools = 'ask'), and nobody can "
-    "click here (a headless run). The user can allow it with "
-    "`%config Claude.read_tools = 'allow'`."
-)
 #: The largest notebook ``%claude resume --from`` reads, and the largest session file it
 #: restores once decompressed (a gzip bomb in a notebook stops here).
 RESTORE_MAX_BYTES = 256 * 2**20
@@ -66,14 +52,6 @@ LAUNCH_SETTINGS = [
 ]  # fmt: skip
 
 
-@runtime_checkable
-class TurnOwner(Protocol):
-    """The cell a turn belongs to, as approvals see it (``runner.TurnController``)."""
-
-    def card(self, tool_name: str, tool_input: Mapping[str, Any]) -> ApprovalCard | None: ...
-    def notice(self, kind: str, text: str) -> None: ...
-
-
 class ClaudeExtension:
     def __init__(self, shell: InteractiveShell) -> None:
         self.shell = shell
@@ -81,10 +59,9 @@ class ClaudeExtension:
         self.manager = SessionManager(self._new_session)
         #: The view of each session's last finished turn (``%claude transcript``).
         self.last_views: dict[str, TurnView] = {}
-        #: "Always allow" answers: tool names, per conversation id. They end with the
-        #: conversation (``--new``, ``%claude new``, a resume of another conversation).
-        self.allowances: dict[str, set[str]] = {}
         self.python_runner = PythonRunner(shell)
+        #: Who answers the CLI's permission requests and the in-kernel tools' approvals.
+        self.approvals = Approvals(self.config, self.manager, shell, self.python_runner)
         self.background: set[Any] = set()
         #: Each session's turns as a tree: re-running a cell branches (issue 10).
         self.conversations = Conversations(self)
@@ -104,7 +81,7 @@ class ClaudeExtension:
         if old is not None and old.session_id and old.session_id != options.get("resume"):
             # Another conversation takes the name: the old one's standing allowances end
             # here (a later resume of it asks again).
-            self.allowances.pop(old.session_id, None)
+            self.approvals.clear(old.session_id)
         settings = self._settings(name)
         settings.update(options)
         return Session(name, **settings)
@@ -126,8 +103,8 @@ class ClaudeExtension:
             "interrupt_grace": cfg.interrupt_grace,
             "max_line_bytes": cfg.max_line_mb * 1024 * 1024,
             "transcript": transcript,
-            "can_use_tool": functools.partial(self._decide_permission, name),
-            "mcp_server": self._kernel_server(name),
+            "can_use_tool": functools.partial(self.approvals.unowned, name),
+            "mcp_server": self.approvals.kernel_server(name),
         }
         if cfg.notebook_prompt:
             prompt = system_prompt(self.notebook_path())
@@ -203,13 +180,10 @@ class ClaudeExtension:
             session = Session(name, **settings)
         else:
             session = Session(name, resume=conversation).fork(at=at, name=name, **settings)
-        allowed = set(self.allowances.get(conversation or "", set()))
-        if old is not None:
-            allowed |= self.allowances.get(old.session_id or "", set())
-            if not old.closed:
-                self.schedule(old.close())
-        if allowed and session.session_id:
-            self.allowances[session.session_id] = allowed
+        sources = [conversation, old.session_id if old is not None else None]
+        self.approvals.carry_over(sources, session.session_id)
+        if old is not None and not old.closed:
+            self.schedule(old.close())
         return self.manager.add(session)
 
     def session(self, name: str = "default", *, new: bool = False) -> Session:
@@ -263,121 +237,6 @@ class ClaudeExtension:
             record, portable.projects_root(self._cli_env()), self.cwd(), RESTORE_MAX_BYTES
         )
         return self.resume(name, restored.session_id), restored
-
-    def _kernel_server(self, name: str) -> McpServer:
-        """The session's ``byre`` MCP server with Claude's tools on this kernel.
-
-        ``python`` follows ``Claude.python_tool`` and the read tools (variables, inspect,
-        history) follow ``Claude.read_tools``; under "ask" both go through the one approver
-        below, which shows the same approval card as every other tool.
-        """
-        server = McpServer("byre")
-        server.add_tools(
-            kernel_tools(
-                self.shell,
-                approve=functools.partial(self._approve_in_kernel, name),
-                policy=lambda: str(self.config.python_tool),
-                read_policy=lambda: str(self.config.read_tools),
-                runner=self.python_runner,
-            )
-        )
-        return server
-
-    async def _approve_in_kernel(self, name: str, request: ToolApproval) -> PythonDecision:
-        """Claude's in-kernel tools ask (``python`` always under "ask", the read tools under
-        ``read_tools = "ask"``): in the cell of the turn the session is running, like every
-        other tool, or the headless answer when no cell owns that turn."""
-        tool_input: Mapping[str, Any]
-        if type(request) is PythonApproval:
-            tool, tool_input = "python", {"code": request.code}
-            headless, denied = PYTHON_HEADLESS, "The user denied running this code."
-        else:
-            tool, tool_input = request.tool, request.input
-            headless = READ_HEADLESS.format(tool=tool)
-            denied = f"The user denied this {tool} call."
-        session = self.manager.peek(name)
-        turn = session.active_turn if session is not None else None
-        owner = turn.owner if turn is not None else None
-        decision = None
-        if session is not None:
-            decision = await self.ask(session, _as_owner(owner), f"mcp__byre__{tool}", tool_input)
-        if decision is None:
-            return PythonDecision.deny(headless)
-        if decision.allowed:
-            return PythonDecision.allow()
-        return PythonDecision.deny(decision.reason or denied)
-
-    async def _decide_permission(self, name: str, request: PermissionRequest) -> Allow | Deny:
-        """The session's own ``can_use_tool``: prompts of turns no cell owns (the CLI started
-        them by itself) get the headless policy and standing allowances, never a card."""
-        session = self.manager.peek(name)
-        if session is None:
-            return Deny(TOOL_HEADLESS.format(tool=request.tool_name))
-        return await self.decide_permission(session, None, request)
-
-    async def decide_permission(
-        self, session: Session, owner: TurnOwner | None, request: PermissionRequest
-    ) -> Allow | Deny:
-        """Answer the CLI's can_use_tool: byre's own tools decide for themselves (the python
-        tool has its own policy); otherwise ask in the owner's cell, or follow the headless
-        policy."""
-        if request.tool_name.startswith("mcp__byre__"):
-            return Allow()
-        decision = await self.ask(session, owner, request.tool_name, request.input)
-        if decision is None:
-            return Deny(TOOL_HEADLESS.format(tool=request.tool_name))
-        if decision.allowed:
-            return Allow()
-        return Deny(decision.reason or "The user denied this tool call.")
-
-    async def ask(
-        self,
-        session: Session,
-        owner: TurnOwner | None,
-        tool_name: str,
-        tool_input: Mapping[str, Any],
-    ) -> ApprovalDecision | None:
-        """Show an approval card in the owner's cell and wait for the click.
-
-        Returns None when nobody can answer (a headless run, or a turn no cell owns): the
-        caller applies its policy. "Always allow" is remembered per conversation and tool.
-        Every decision is also written into the owner's view, so it stays in the static output.
-        """
-        title = describe_request(tool_name, tool_input).summary
-
-        def note(kind: str, text: str) -> None:
-            if owner is not None:
-                owner.notice(kind, text)
-
-        conversation = session.session_id or ""
-        if tool_name in self.allowances.get(conversation, set()):
-            note("approved", f"{title} (always allowed in this session)")
-            return ApprovalDecision("allow")
-        card = owner.card(tool_name, tool_input) if owner is not None else None
-        if card is None:
-            if self.config.headless_permission == "allow":
-                note("approved", f"{title} (headless policy: allow)")
-                return ApprovalDecision("allow")
-            note("permission", f"{title}: nobody can approve here (headless)")
-            return None
-        decision = await card.decision
-        if decision.choice == "always":
-            self.allowances.setdefault(conversation, set()).add(tool_name)
-        if decision.allowed:
-            how = "always, in this session" if decision.choice == "always" else "once"
-            note("approved", f"{title} (allowed {how})")
-        else:
-            why = f": {decision.reason}" if decision.reason else ""
-            note("permission", f"{title}{why}")
-        return decision
-
-    def allowed_tools(self, session: Session) -> set[str]:
-        """The tools "always allowed" in the session's current conversation."""
-        return set(self.allowances.get(session.session_id or "", set()))
-
-    def clear_allowances(self, session: Session) -> set[str]:
-        """End the standing allowances of the session's conversation; returns what they were."""
-        return self.allowances.pop(session.session_id or "", set())
 
     def _config_changed(self, change: Any) -> None:
         for session in self.manager:
@@ -438,8 +297,3 @@ class ClaudeExtension:
 
     async def close(self) -> None:
         await self.manager.close_all()
-
-
-def _as_owner(owner: object) -> TurnOwner | None:
-    """A turn's owner, if it is a cell that takes approvals (else: the headless policy)."""
-    return owner if isinstance(owner, TurnOwner) else None

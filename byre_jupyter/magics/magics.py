@@ -437,7 +437,8 @@ class ClaudeMagics(Magics):
     def _cmd_permissions(self, args: argparse.Namespace) -> None:
         session = self._existing(args.name)
         clear = args.clear
-        tools = self.ext.clear_allowances(session) if clear else self.ext.allowed_tools(session)
+        approvals = self.ext.approvals
+        tools = approvals.clear(session.session_id) if clear else approvals.allowed(session)
         listed = ", ".join(sorted(tools))
         if clear:
             print(

@@ -279,7 +279,7 @@ class TurnController:
         answer. A plain denial would let it call the model again before our interrupt request
         (sent right after, as its own task) is read: under load the turn then ran on and ended
         normally (issue 9)."""
-        decision = await self.ext.decide_permission(self.session, self, request)
+        decision = await self.ext.approvals.decide(self.session, self, request)
         if self.stopping and isinstance(decision, Deny):
             return Deny(decision.message, interrupt=True)
         return decision
