@@ -2,7 +2,7 @@
 "always allow" answers of a conversation, or the headless policy.
 
 Two kinds of request arrive here. The CLI's ``can_use_tool`` (Bash, Write, ...) comes through
-the turn's controller (``runner.TurnController.decide``) or, for a turn no cell owns (the CLI
+the turn's controller (``turns.TurnController.decide``) or, for a turn no cell owns (the CLI
 started it by itself), through :meth:`Approvals.unowned`. Claude's tools in this kernel
 (``python`` under ``Claude.python_tool = "ask"``, the read tools under ``read_tools = "ask"``)
 ask through the session's ``byre`` MCP server (:meth:`Approvals.kernel_server`). Both end in
@@ -45,7 +45,7 @@ READ_HEADLESS = (
 
 @runtime_checkable
 class TurnOwner(Protocol):
-    """The cell a turn belongs to, as approvals see it (``runner.TurnController``)."""
+    """The cell a turn belongs to, as approvals see it (``turns.TurnController``)."""
 
     def card(self, tool_name: str, tool_input: Mapping[str, Any]) -> ApprovalCard | None: ...
     def notice(self, kind: str, text: str) -> None: ...

@@ -7,7 +7,7 @@ session's conversation id on disk (``sessions.json`` in ``Claude.state_dir``, ke
 and session name: :mod:`byre_jupyter.session.index`) so ``%claude resume`` can continue after a
 kernel restart. The other responsibilities live beside it: approvals and the standing "always
 allow" answers in :mod:`.approvals` (``ext.approvals``), each turn's cell in
-:mod:`.runner` (``TurnController``), the turn trees in :mod:`.conversation`.
+:mod:`.turns` (``TurnController``), the turn trees in :mod:`.conversation`.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from .extension import ClaudeExtension
 from .handoff import attach_variables, interpolate
 from .inputs import resolve_image
 from .portable import PortableError
-from .runner import TurnRequest, run_turn
+from .turns import TurnRequest, run_turn
 
 __all__ = ["ClaudeMagics", "parse_cell_args"]
 
