@@ -78,11 +78,14 @@ def test_bigline_records_every_path(sections: dict[str, Section]) -> None:
     assert len(sections["bigline"].checks) == 3  # linearity, time and memory vs the floor
 
 
-def test_rendering_counts_comm_messages(sections: dict[str, Section]) -> None:
-    (table,) = sections["rendering"].tables
+def test_rendering_counts_comm_messages_and_the_kernels_cpu(sections: dict[str, Section]) -> None:
+    table, cpu = sections["rendering"].tables
     comm = table.columns.index("comm_msg")
     assert all(row[comm] > 0 for row in table.rows)
-    assert len(sections["rendering"].checks) == 2
+    used = cpu.columns.index("kernel CPU s")
+    assert len(cpu.rows) == 2 and all(row[used] > 0 for row in cpu.rows)  # widgets, no widgets
+    # comm messages/s, text updates/s, bytes linear in the text, kernel CPU
+    assert len(sections["rendering"].checks) == 4
 
 
 def test_latency_measures_deltas_and_the_real_cli(sections: dict[str, Section]) -> None:
