@@ -32,6 +32,9 @@ from byre_jupyter.scripted import Reply, ScriptedAPI, Text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.cli]
 
+# The `servers` extra (./dev setup); the version tiers install only `test`.
+pytest.importorskip("kernel_gateway", reason="jupyter_kernel_gateway is not installed")
+
 ROOT = Path(__file__).resolve().parents[3]
 TIMEOUT = 60.0
 
