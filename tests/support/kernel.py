@@ -105,6 +105,12 @@ class KernelDriver:
         self.runs[msg_id] = run
         return run
 
+    def after_error(self, timeout: float = 30) -> None:
+        """Wait until the kernel runs cells again after a failed one: it aborts what arrives
+        until it has finished aborting its queue (``stop_on_error``), which ipykernel 6.29
+        ends on a later loop turn, a while on a loaded machine."""
+        self.wait(lambda: self.run("1").reply["status"] == "ok", timeout)  # type: ignore[index]
+
     def run(
         self,
         code: str,
