@@ -12,6 +12,7 @@ below are the names in the 2.1.328 binary's message schema.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,6 +51,7 @@ __all__ = [
     "parse_blocks",
     "parse_message",
     "parse_stream_event",
+    "without_image_notes",
 ]
 
 #: Top-level ``type`` values of CLI 2.1.3xx stdout lines (the schema names found in the 2.1.328
@@ -663,3 +665,15 @@ def parse_message(raw: Mapping[str, Any]) -> Message:
     if parser is not None:
         return parser(raw)
     return Message(raw=raw, known=isinstance(kind, str) and kind in KNOWN_TYPES)
+
+
+#: The line the CLI adds to a tool result for every image it saved:
+#: ``[Image: source: ~/.claude/projects/<cwd>/<session>/tool-results/....png]`` (docs/protocol.md),
+#: on its own or at the end of the result's text.
+_IMAGE_NOTE = re.compile(r"^[ \t]*\[Image: source: [^\n]*\][ \t]*(?:\n|$)", re.M)
+
+
+def without_image_notes(text: str) -> str:
+    """A tool result's text without the CLI's image-source notes (they name a local path
+    under the author's home; the image itself travels as its own block)."""
+    return _IMAGE_NOTE.sub("", text)

@@ -47,6 +47,7 @@ from __future__ import annotations
 import re
 import textwrap
 
+from ..protocol.messages import without_image_notes
 from .script import Action, Reply, Script, ScriptedRequest, Text, Thinking, ToolResultInfo, ToolUse
 
 __all__ = ["BANNER", "DEFAULT_PYTHON_TOOL", "SUBAGENT_MARKER", "demo_script"]
@@ -142,12 +143,9 @@ def _png_path(text: str) -> str:
     return m.group(1) if m else "plot.png"
 
 
-#: The CLI's note of where it saved a tool's image: a model quoting the output leaves it out.
-_IMAGE_NOTE = re.compile(r"^[ \t]*\[Image: source: [^\n]*\][ \t]*(?:\n|$)", re.M)
-
-
 def _fence(text: str) -> str:
-    body = _IMAGE_NOTE.sub("", text).strip("\n") or "(no output)"
+    # A model quoting tool output leaves out the CLI's image-source notes.
+    body = without_image_notes(text).strip("\n") or "(no output)"
     return f"```\n{body}\n```"
 
 

@@ -44,6 +44,15 @@ def _running_kernel() -> Any:
     return getattr(shell, "kernel", None)
 
 
+def _kernel_and_cell(kernel: Any) -> tuple[Any, Mapping[str, Any] | None]:
+    """The kernel (the running one unless given) and the request of the cell it runs now."""
+    kernel = kernel if kernel is not None else _running_kernel()
+    cell = None
+    if kernel is not None and hasattr(kernel, "get_parent"):
+        cell = kernel.get_parent("shell")
+    return kernel, cell or None
+
+
 class UpdateAcknowledger:
     """Publish the missing idle for widget updates handled while the cell runs.
 
@@ -52,11 +61,7 @@ class UpdateAcknowledger:
     """
 
     def __init__(self, kernel: Any = None) -> None:
-        self._kernel = kernel if kernel is not None else _running_kernel()
-        cell = None
-        if self._kernel is not None and hasattr(self._kernel, "get_parent"):
-            cell = self._kernel.get_parent("shell")
-        self._cell: Mapping[str, Any] | None = cell or None
+        self._kernel, self._cell = _kernel_and_cell(kernel)
 
     def watch(self, widget: Any) -> None:
         """Route ``widget``'s comm messages through :meth:`handled` after its own handler."""
@@ -109,11 +114,7 @@ class StatusKeeper:
     """
 
     def __init__(self, kernel: Any = None) -> None:
-        self._kernel = kernel if kernel is not None else _running_kernel()
-        cell = None
-        if self._kernel is not None and hasattr(self._kernel, "get_parent"):
-            cell = self._kernel.get_parent("shell")
-        self._cell: Mapping[str, Any] | None = cell or None
+        self._kernel, self._cell = _kernel_and_cell(kernel)
         self._active = False
         self._wrapper: Callable[..., None] | None = None
         self._below: Any = None  # what the kernel's instance held before us (None: the class's)

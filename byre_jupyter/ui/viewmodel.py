@@ -47,6 +47,7 @@ from byre_jupyter.protocol.messages import (
     ToolResultBlock,
     ToolUseBlock,
     UserMessage,
+    without_image_notes,
 )
 from byre_jupyter.ui.blocks import (
     BlockView,
@@ -87,10 +88,6 @@ _CHARS_PER_TOKEN = 4
 #: Image bytes a turn may save into the notebook by default (static outputs; Claude's trait
 #: ``max_saved_images_mb`` sets it per turn). Two turns once made a 107 MB notebook.
 DEFAULT_IMAGE_BUDGET = 5 * 1024 * 1024
-#: The note the CLI appends next to every image it saved (§5, §8).
-#: The CLI's note of where it saved a tool's image (under the author's home): the image itself
-#: is shown, so the line goes, wherever it sits in the result's text.
-_IMAGE_NOTE = re.compile(r"^[ \t]*\[Image: source: [^\n]*\][ \t]*(?:\n|$)", re.M)
 
 
 def _without_home(text: str, home: str = os.path.expanduser("~")) -> str:
@@ -507,7 +504,7 @@ class TurnView:
         card = self._cards.get(result.tool_use_id)
         if card is None:  # a result for a call we never saw: still show it
             card = self._new_card(result.tool_use_id, "tool", self._container(parent_tool_use_id))
-        texts = [_IMAGE_NOTE.sub("", b.text) for b in result.content if isinstance(b, TextBlock)]
+        texts = [without_image_notes(b.text) for b in result.content if isinstance(b, TextBlock)]
         card.result_text = _without_home("\n".join(t for t in texts if t.strip()))
         card.is_error = result.is_error
         for image in result.images:
