@@ -65,6 +65,8 @@ class KernelDriver:
         self.kc.wait_for_ready(timeout=60)
         self.runs: dict[str, CellRun] = {}
         self._display_owner: dict[str, CellRun] = {}
+        #: Whether the newest cell that ran (not aborted) failed.
+        self._failed = False
 
     def close(self) -> None:
         self.kc.stop_channels()
@@ -105,12 +107,6 @@ class KernelDriver:
         self.runs[msg_id] = run
         return run
 
-    def after_error(self, timeout: float = 30) -> None:
-        """Wait until the kernel runs cells again after a failed one: it aborts what arrives
-        until it has finished aborting its queue (``stop_on_error``), which ipykernel 6.29
-        ends on a later loop turn, a while on a loaded machine."""
-        self.wait(lambda: self.run("1").reply["status"] == "ok", timeout)  # type: ignore[index]
-
     def run(
         self,
         code: str,
@@ -119,15 +115,29 @@ class KernelDriver:
         *,
         cell_id: str | None = None,
     ) -> CellRun:
-        run = self.submit(code, metadata, cell_id=cell_id)
+        """Run one cell, as a user does after the previous one has finished.
+
+        After a failed cell the kernel aborts what arrives until it has finished aborting its
+        queue (``stop_on_error``); ipykernel 6.29 ends that on a later loop turn, a while on a
+        loaded machine. A user's next cell comes later than that, so a cell aborted then is
+        sent again (an aborted request ran nothing)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            after_failure = self._failed
+            run = self.submit(code, metadata, cell_id=cell_id)
+            self._finish(run, deadline, code)
+            if not (after_failure and run.reply["status"] == "aborted"):  # type: ignore[index]
+                return run
+            self.pump(0.05)
+
+    def _finish(self, run: CellRun, deadline: float, code: str) -> None:
         try:
-            self.wait(lambda: run.idle and run.reply is not None, timeout)
+            self.wait(lambda: run.idle and run.reply is not None, deadline - time.monotonic())
         except TimeoutError:
             raise TimeoutError(
-                f"cell did not finish in {timeout} s: {code[:60]!r}; "
+                f"cell did not finish in time: {code[:60]!r}; "
                 f"outputs so far: {run.texts()[-2000:]!r}"
             ) from None
-        return run
 
     def wait(self, condition: Callable[[], bool], timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
@@ -152,6 +162,8 @@ class KernelDriver:
             run = self.runs.get(reply["parent_header"].get("msg_id"))
             if run is not None:
                 run.reply = reply["content"]
+                if run.reply["status"] != "aborted":
+                    self._failed = run.reply["status"] == "error"
 
     def _handle(self, msg: dict[str, Any]) -> None:
         kind = msg["msg_type"]

@@ -124,7 +124,6 @@ def test_interrupt_on_a_stalled_cli_with_default_grace_then_next_cell_answers(
     assert stalled.reply["status"] == "error", stalled.texts()
     assert stalled.reply["ename"] == "CellInterrupted"
 
-    kernel.after_error()
     nxt = kernel.run("%%claude\nand now?", timeout=60)
     assert "BACK_AGAIN" in markdown(nxt), nxt.texts()
 
@@ -157,7 +156,6 @@ def test_interrupt_while_the_cli_never_initializes_kills_it_then_next_cell_answe
     assert starting.reply["status"] == "error", starting.texts()
     assert starting.reply["ename"] == "CellInterrupted"
     poll(lambda: not alive(pid), 10, "the half-started CLI to be killed")
-    kernel.after_error()
 
     nxt = kernel.run("%%claude\nNEXT_CELL", timeout=TIMEOUT)
     assert "FRESH_DONE" in markdown(nxt), nxt.texts()

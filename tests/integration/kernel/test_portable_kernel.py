@@ -260,7 +260,6 @@ def test_a_hostile_notebook_is_refused_and_nothing_changes(
     assert run.reply is not None and run.reply["status"] == "error"
     assert "UsageError" in run.texts() and error in run.texts(), run.texts()
 
-    kernel.after_error()
     assert ok(kernel.run(CONVERSATION)) == before
     files_after = sorted(projects.rglob("*")) if projects.exists() else []
     assert files_after == files_before
@@ -285,5 +284,4 @@ def test_resume_from_something_that_is_not_a_notebook(
     run = kernel.run("%claude resume --from x.ipynb")
     assert run.reply is not None and run.reply["status"] == "error"
     assert "UsageError" in run.texts() and error in run.texts(), run.texts()
-    kernel.after_error()
     assert ok(kernel.run(CONVERSATION)) == before

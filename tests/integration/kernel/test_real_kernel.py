@@ -81,6 +81,5 @@ def test_the_kernel_interrupt_stops_claudes_code_and_the_cell(
     assert "not cancelled" not in text  # and ipykernel's handler cancelled the cell
     assert cell.reply is not None and cell.reply["status"] == "error"
 
-    kernel.after_error()
     after = kernel.run("print('alive', await _tools['python'].function({'code': '1 + 1'}))")
     assert "alive" in after.texts() and "[result]\\n2" in after.texts()
