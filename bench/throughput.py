@@ -9,7 +9,7 @@ interleaved per repetition so load changes hit every consumer alike:
 * **floor**: ``subprocess.Popen`` + ``for line in proc.stdout: json.loads(line)`` (blocking,
   C-buffered reads; nothing cheaper decodes every line). Messages are dropped as decoded.
 * **byre transport**: :class:`~byre_jupyter.transport.SubprocessTransport` ``.lines()`` +
-  ``json.loads`` (asyncio pipe reads and our LineSplitter; a diagnostic row).
+  ``json.loads`` (our pipe reader and LineSplitter; a diagnostic row).
 * **byre Session**: a real :class:`~byre_jupyter.Session` with the fake CLI as ``cli_path``,
   consuming ``turn.events()`` with a no-op body (transport, JSON decoding via
   ``protocol.jsonio`` (orjson when installed), ``parse_message``, control-channel dispatch, the
