@@ -41,12 +41,42 @@ class BlockView:
     frozen: bool = False
 
 
+class GrowingText:
+    """A ``str`` attribute that streamed deltas extend: :meth:`extend` keeps the piece, and the
+    pieces are joined when the text is next read. ``view.text += delta`` copied the whole
+    text at every delta, quadratic in the answer's length (kernel CPU, bench/RESULTS.md 3)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._slot = f"_{name}_pieces"
+
+    def __get__(self, view: object | None, owner: type | None = None) -> str:
+        if view is None:
+            return ""  # the dataclass field's default
+        pieces: list[str] = view.__dict__[self._slot]
+        if len(pieces) > 1:
+            pieces[:] = ["".join(pieces)]
+        return pieces[0]
+
+    def __set__(self, view: object, text: str) -> None:
+        view.__dict__[self._slot] = [text]
+
+    def extend(self, view: object, piece: str) -> None:
+        view.__dict__[self._slot].append(piece)
+
+
+_GROWING = GrowingText()
+
+
 @dataclass(eq=False, kw_only=True)
 class TextView(BlockView):
     """Assistant markdown; grows while streaming, replaced by the ``assistant`` line."""
 
     kind: ClassVar[str] = "text"
-    text: str = ""
+    text: GrowingText = _GROWING
+
+    def extend(self, piece: str) -> None:
+        """``text += piece``, without copying ``text``."""
+        _GROWING.extend(self, piece)
 
 
 @dataclass(eq=False, kw_only=True)
@@ -54,7 +84,11 @@ class ThinkingView(BlockView):
     """Extended-thinking text (``thinking_delta``); empty when redacted."""
 
     kind: ClassVar[str] = "thinking"
-    text: str = ""
+    text: GrowingText = _GROWING
+
+    def extend(self, piece: str) -> None:
+        """``text += piece``, without copying ``text``."""
+        _GROWING.extend(self, piece)
 
 
 @dataclass(eq=False, kw_only=True)

@@ -15,7 +15,6 @@ it ends (docs/kernel.md, section 4). Rules this module keeps (docs/kernel.md, se
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -33,7 +32,7 @@ from byre_jupyter.ui.format import (
     truncate,
 )
 from byre_jupyter.ui.look import RENDERED_CLASS, TURN_BORDER, TURN_MARGIN, TURN_PADDING
-from byre_jupyter.ui.markdown import escape_text, render_markdown, tolerant_markdown
+from byre_jupyter.ui.markdown import escape_text, render_markdown, split_blocks
 from byre_jupyter.ui.viewmodel import (
     BlockView,
     ImageView,
@@ -50,11 +49,10 @@ __all__ = ["LiveView"]
 _HEADER_ID = "\x00header"
 # Flushes at 12.5 Hz: smooth enough (>= 10 updates/s), and with the header's 1 Hz tick and the
 # freezes' children updates under 20 comm messages/s (bench/RESULTS.md, rendering; 20 Hz made
-# 25/s). The tail re-rendered per flush is below _FREEZE_CHARS: its markdown rendering is most
-# of the kernel's CPU while streaming, so the two numbers set that cost between them.
+# 25/s). The tail resent per flush is below _FREEZE_CHARS; only its last block is rendered
+# again (render_markdown caches the others).
 _INTERVAL = 0.08
 _FREEZE_CHARS = 4000
-_FENCE = re.compile(r"^ {0,3}(?:```|~~~)", re.MULTILINE)
 _DONE_MARKS = {"done": "✓", "error": "✗", "interrupted": "■"}
 # What each status means to the user (the view's own words are short and technical).
 _STATUS_WORDS = {
@@ -177,10 +175,10 @@ def _rendered(markdown: str, *, growing: bool = False) -> str:
     """Model markdown as the static record shows it: inside Jupyter's rendered-HTML class,
     so font, line height and margins match and the swap at the end does not reflow.
     ``growing`` text is still being written: half a table or fence is held back."""
-    if growing:
-        markdown = tolerant_markdown(markdown)
     body = (
-        render_markdown(markdown).replace(_PRE_OPEN, _COPY_BUTTON).replace("</pre>", "</pre></div>")
+        render_markdown(markdown, growing=growing)
+        .replace(_PRE_OPEN, _COPY_BUTTON)
+        .replace("</pre>", "</pre></div>")
     )
     return f'<div class="{RENDERED_CLASS}">{body}</div>'
 
@@ -207,10 +205,10 @@ class _BlockWidget:
 
 
 class _TextWidget(_BlockWidget):
-    """Streaming Markdown in pieces: finished paragraphs are frozen into HTML widgets of their
-    own, so each push re-renders and resends only the paragraph still growing. Re-rendering the
-    whole answer per push made kernel CPU and bytes grow with the square of its length
-    (bench/RESULTS.md, rendering). Paragraph breaks inside a code fence are not split points.
+    """Streaming Markdown in pieces: finished blocks are frozen into HTML widgets of their own,
+    so each push resends only the blocks still growing, and re-renders only the last one
+    (render_markdown caches finished blocks). Re-rendering the whole answer per push made
+    kernel CPU and bytes grow with the square of its length (bench/RESULTS.md, rendering).
     """
 
     def __init__(self, own: Own) -> None:
@@ -218,7 +216,6 @@ class _TextWidget(_BlockWidget):
         self.tail = own(W.HTML(layout=_flat(own)))
         self.box = own(W.VBox((self.tail,), layout=own(W.Layout(margin="0", padding="0"))))
         self._frozen_text = ""
-        self._frozen_fences = 0
         super().__init__(self.box)
 
     def render(self, block: BlockView) -> None:
@@ -226,26 +223,24 @@ class _TextWidget(_BlockWidget):
         text = block.text
         if not text.startswith(self._frozen_text):  # replaced (e.g. the final assistant line)
             self._reset()
-        done = len(self._frozen_text)
+        tail = text[len(self._frozen_text) :]
         # Freeze in batches of about _FREEZE_CHARS: each freeze costs a new widget and a
         # children update, so freezing every paragraph would double the message rate.
-        cut = text.rfind("\n\n", done) if len(text) - done > _FREEZE_CHARS else -1
-        if cut > done:
-            segment = text[done:cut]
-            fences = len(_FENCE.findall(segment))
-            if (self._frozen_fences + fences) % 2 == 0:  # not inside a code block
-                piece = self._own(W.HTML(_rendered(segment), layout=_flat(self._own)))
+        if len(tail) > _FREEZE_CHARS:
+            *done, last = split_blocks(tail)
+            if done:
+                finished = "".join(done)
+                piece = self._own(W.HTML(_rendered(finished), layout=_flat(self._own)))
                 self.box.children = (*self.box.children[:-1], piece, self.tail)
-                self._frozen_text = text[: cut + 2]
-                self._frozen_fences += fences
-        self.tail.value = _rendered(text[len(self._frozen_text) :], growing=not block.frozen)
+                self._frozen_text += finished
+                tail = last
+        self.tail.value = _rendered(tail, growing=not block.frozen)
 
     def _reset(self) -> None:
         for child in self.box.children[:-1]:
             child.close()
         self.box.children = (self.tail,)
         self._frozen_text = ""
-        self._frozen_fences = 0
 
 
 class _NoticeWidget(_BlockWidget):

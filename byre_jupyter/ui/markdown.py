@@ -41,6 +41,7 @@ __all__ = [
     "escape_markdown_html",
     "escape_text",
     "render_markdown",
+    "split_blocks",
     "tolerant_markdown",
 ]
 
@@ -128,15 +129,94 @@ def clean_html(fragment: str) -> str:
     )
 
 
-def render_markdown(text: str) -> str:
+def render_markdown(text: str, *, growing: bool = False) -> str:
     """Render untrusted markdown to sanitized HTML.
 
     Raw HTML in ``text`` is escaped (it shows as text), code blocks become ``<pre><code>``,
     GFM tables are kept, and the result passes :func:`nh3.clean`.
+
+    The text is rendered block by block (:func:`split_blocks`), each finished block once: a
+    streamed answer is re-rendered many times a second while it grows, and all but its last
+    block are what was rendered the time before (kernel CPU, bench/RESULTS.md 3). ``growing``
+    text is still being written: its last block goes through :func:`tolerant_markdown`.
     """
+    if _WHOLE_ONLY.search(text):  # blocks tied across blank lines: render all at once
+        return _render(tolerant_markdown(text) if growing else text)
+    *done, last = split_blocks(text)
+    rendered = "".join(map(_render_block, done))
+    return rendered + (_render(tolerant_markdown(last)) if growing else _render_block(last))
+
+
+def _render(text: str) -> str:
     rendered = _markdown(text)
     assert isinstance(rendered, str)  # create_markdown() with the default renderer
     return clean_html(rendered)
+
+
+#: Finished blocks, by their text: the live view renders each of them again at every flush
+#: until it freezes them, and the final record renders them once more.
+_render_block = functools.lru_cache(maxsize=2048)(_render)
+
+# Where a text may be cut so that its pieces, each rendered alone, give exactly what the whole
+# gives: after a blank line, before a line that starts a block and cannot continue or belong to
+# an earlier one (not indented, not a list item, quote, thematic break or HTML block), and
+# outside code fences and $$ maths blocks (which blank lines do not end).
+_BLOCK_START = re.compile(r"\n\n(?=[^\s>*+\-\d<])")
+_VERBATIM_EDGE = re.compile(r"^ {0,3}(?:(`{3,}|~{3,})(.*)|\$\$[ \t]*)$", re.MULTILINE)
+# What ties blocks together beyond split_blocks' cuts: a link reference definition ("[x]: url")
+# serves links in any other block, and an HTML block that blank lines do not end (CommonMark
+# types 1-5: <pre>, <script>, <style>, <textarea>, comments, <?...?>, <!X...>, CDATA).
+_WHOLE_ONLY = re.compile(
+    r"^ {0,3}(?:\[[^\]]+\]:|<(?:pre|script|style|textarea)(?:[\s>]|$)|<[!?])",
+    re.MULTILINE | re.IGNORECASE,
+)
+
+
+def split_blocks(text: str) -> list[str]:
+    """``text`` cut into pieces that render alone as they do together (see ``_BLOCK_START``;
+    unless ``_WHOLE_ONLY`` finds something in it); the pieces join back to ``text``, and the
+    last is the one still growing when ``text`` is streamed."""
+    spans = _verbatim_spans(text)
+    pieces: list[str] = []
+    start = span = 0
+    for match in _BLOCK_START.finditer(text):
+        cut = match.end()
+        while span < len(spans) and spans[span][1] < cut:
+            span += 1
+        if span < len(spans) and spans[span][0] < cut:
+            continue  # inside a fence: a blank line does not end it
+        pieces.append(text[start:cut])
+        start = cut
+    pieces.append(text[start:])
+    return pieces
+
+
+def _verbatim_spans(text: str) -> list[tuple[int, int]]:
+    """Where code fences and $$ blocks are, as CommonMark (and mistune) open and close them:
+    a backtick fence's info string has no backtick; a fence closes on a line of its own
+    character, at least as long, with nothing after it; one left open runs to the end."""
+    spans: list[tuple[int, int]] = []
+    opener: str | None = None
+    opened_at = 0
+    for edge in _VERBATIM_EDGE.finditer(text):
+        fence, info = edge.group(1), edge.group(2)
+        if opener is None:
+            if fence is not None and fence[0] == "`" and "`" in info:
+                continue  # inline code, not a fence
+            opener, opened_at = fence or "$$", edge.start()
+        elif (
+            fence is None
+            if opener == "$$"
+            else fence is not None
+            and fence[0] == opener[0]
+            and len(fence) >= len(opener)
+            and not info.strip()
+        ):
+            spans.append((opened_at, edge.end()))
+            opener = None
+    if opener is not None:
+        spans.append((opened_at, len(text)))
+    return spans
 
 
 # What stays verbatim must be something every CommonMark renderer also treats as code, or

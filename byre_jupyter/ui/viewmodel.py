@@ -410,7 +410,7 @@ class TurnView:
         if (delta.kind == "text_delta" and isinstance(view, TextView)) or (
             delta.kind == "thinking_delta" and isinstance(view, ThinkingView)
         ):
-            view.text += delta.text
+            view.extend(delta.text)
             self._touch(view)
 
     def _count_tokens(
