@@ -64,8 +64,11 @@ class Transport(Protocol):
 TransportFactory = Callable[[LaunchSpec], Transport]
 
 
-#: A chunk smaller than this means the pipe was drained: the writer is slower than we read.
-SMALL_CHUNK = 1 << 16
+#: A chunk smaller than this: the writer is slow (a few lines since the last read), so wait
+#: before the next read. A bigger one: it writes fast, so read again at once; settling then let
+#: it fill the 64 KiB pipe and wait (at 64 KiB here, a full-speed turn took 20% longer in wall
+#: time than in CPU time, bench/RESULTS.md 1).
+SMALL_CHUNK = 1 << 14
 
 
 async def line_batches(
@@ -78,19 +81,24 @@ async def line_batches(
     read, so it gathers what arrives meanwhile. A CLI streaming a delta every half millisecond
     otherwise costs a read, a dispatch and a consumer wake-up per line, which made the event
     loop's own overhead most of the kernel's CPU while streaming (bench/RESULTS.md, benchmark
-    3). At full speed chunks are large and reads go back to back."""
+    3). At full speed chunks are large and reads go back to back, with a pass of the event
+    loop between them."""
     splitter = LineSplitter(max_line_bytes)
-    small = False
+    pause: float | None = None  # before the next read
     while True:
-        if small and settle > 0:
-            await asyncio.sleep(settle)
+        if pause is not None:
+            await asyncio.sleep(pause)
         chunk = await read()
-        small = chunk is not None and len(chunk) < SMALL_CHUNK
         if not chunk:
             tail = list(splitter.finish())
             if tail:
                 yield tail
             return
+        # After a big chunk, one pass of the event loop, for the consumers to take this batch
+        # before the next read: from a fast CLI the session would otherwise parse thousands of
+        # lines ahead of them, which then outlive the cyclic GC's young generation and make
+        # its collections slow (bench/RESULTS.md 1: GC 0.59 s -> 0.28 s of a 200,000-line turn).
+        pause = settle if settle > 0 and len(chunk) < SMALL_CHUNK else 0
         batch = list(splitter.feed(chunk))
         if batch:
             yield batch

@@ -38,9 +38,10 @@ __all__ = ["SubprocessTransport", "subprocess_transport"]
 log = logging.getLogger(__name__)
 
 _READ_CHUNK = 1 << 18
-#: At most one small read per this many seconds (see transport.base.line_batches): a few ms of
-#: latency, invisible beside the live view's 80 ms flushes, for a fraction of the wake-ups.
-_SETTLE = 0.010
+#: At most one small read per this many seconds (see transport.base.line_batches and
+#: docs/kernel.md, section 6): at most 20 ms of latency, beside the live view's 80 ms flushes,
+#: for a fraction of the wake-ups.
+_SETTLE = 0.020
 _LIVE: weakref.WeakSet[SubprocessTransport] = weakref.WeakSet()
 
 
