@@ -154,8 +154,16 @@ def _render(text: str) -> str:
 
 
 #: Finished blocks, by their text: the live view renders each of them again at every flush
-#: until it freezes them, and the final record renders them once more.
-_render_block = functools.lru_cache(maxsize=2048)(_render)
+#: until it freezes them, and the final record renders them once more. Bounded in entries and
+#: in their size (highlighted code is several times its text): at worst some 12 MiB of a
+#: kernel's memory, for paragraphs of prose well under 1 MiB.
+_render_cached = functools.lru_cache(maxsize=512)(_render)
+_CACHED_BLOCK_CHARS = 4096
+
+
+def _render_block(text: str) -> str:
+    return _render_cached(text) if len(text) <= _CACHED_BLOCK_CHARS else _render(text)
+
 
 # Where a text may be cut so that its pieces, each rendered alone, give exactly what the whole
 # gives: after a blank line, before a line that starts a block and cannot continue or belong to

@@ -72,10 +72,18 @@ def test_a_reference_definition_serves_links_in_earlier_blocks() -> None:
 
 
 def test_finished_blocks_are_rendered_once() -> None:
-    md._render_block.cache_clear()
+    md._render_cached.cache_clear()
     paragraphs = [f"Paragraph {n} with *emphasis* and `code`.\n\n" for n in range(50)]
     for n in range(1, len(paragraphs) + 1):
         md.render_markdown("".join(paragraphs[:n]) + "Still grow", growing=True)
-    info = md._render_block.cache_info()
+    info = md._render_cached.cache_info()
     # Each finished paragraph is rendered when it is first finished, then taken from the cache.
     assert info.misses == 50 and info.hits == sum(range(50))
+
+
+def test_the_cache_holds_no_long_block() -> None:
+    md._render_cached.cache_clear()
+    fence = "```\n" + "x = 1\n" * 2000 + "```\n\n"
+    for _ in range(3):
+        md.render_markdown(fence + "Still grow", growing=True)
+    assert md._render_cached.cache_info().currsize == 0
