@@ -86,9 +86,9 @@ class _PipeReader:
     delta on its own cost a read and an event-loop dispatch per line, even while
     :func:`~byre_jupyter.transport.base.line_batches` settled between reads (about 7,600 reads
     for 10,000 lines). Here nothing watches the pipe between reads: what arrives meanwhile
-    waits in the kernel's pipe buffer (64 KiB on Linux; the CLI blocks while it is full, as it
-    did on asyncio's high-water mark) and one read takes it all. The descriptor is closed at
-    EOF, or when the reader is collected (``FileIO``)."""
+    waits in the operating system's pipe buffer (64 KiB on Linux; the CLI blocks while it is
+    full, as it did at asyncio's high-water mark) and one read takes it all. The descriptor is
+    closed at EOF, or when the reader is collected (``FileIO``)."""
 
     def __init__(self, fd: int) -> None:
         os.set_blocking(fd, False)
