@@ -27,17 +27,17 @@ import secrets
 import signal
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import nbformat
 import psutil
+from support.waiting import poll
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Locator, Page, Playwright
@@ -76,17 +76,16 @@ class HarnessError(AssertionError):
     """A harness wait or request failed; the message says what was seen instead."""
 
 
-def _poll(check: Any, timeout: float, what: str, interval: float = 0.05, detail: Any = None) -> Any:
-    """Call ``check()`` until it returns a truthy value or ``timeout`` seconds pass."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            extra = f"\n{detail()}" if detail else ""
-            raise HarnessError(f"timed out after {timeout:.0f}s waiting for {what}{extra}")
-        time.sleep(interval)  # poll interval, not synchronisation: the loop re-checks state
+def wait_until(
+    check: Any,
+    timeout: float,
+    what: str,
+    *,
+    interval: float = 0.05,
+    detail: Callable[[], str] | None = None,
+) -> Any:
+    """:func:`support.waiting.poll` for the browser tests: a timeout is a HarnessError."""
+    return poll(check, timeout, what, interval=interval, detail=detail, error=HarnessError)
 
 
 # --------------------------------------------------------------------------------------------
@@ -182,10 +181,10 @@ class LabServer:
             start_new_session=True,
         )
         try:
-            self.port = _poll(
+            self.port = wait_until(
                 self._read_port, timeout, "jupyter lab to write its port", detail=self.log_tail
             )
-            _poll(self._status_ok, timeout, "GET /api/status", detail=self.log_tail)
+            wait_until(self._status_ok, timeout, "GET /api/status", detail=self.log_tail)
         except BaseException:
             self.stop()
             raise

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import time
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,7 @@ import pytest
 from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, ScriptedRequest, Text, ToolUse
 
 from .conftest import BOTH_FRONTENDS
-from .harness import HarnessError, LabPage, new_notebook
+from .harness import HarnessError, LabPage, new_notebook, wait_until
 
 pytestmark = pytest.mark.cli
 
@@ -120,14 +119,6 @@ def claims_seen(lab: LabPage, i: int, claim: str) -> list[str]:
     """Recorded DOM states of cell ``i`` showing a card whose model description is ``claim``."""
     needle = f"Claude says: “{claim}”"
     return [s["text"] for s in lab.output_states(i) if needle in s["text"]]
-
-
-def wait_until(check: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise HarnessError(f"timed out after {timeout:g}s waiting for {what}")
-        time.sleep(0.05)  # poll interval; the loop re-checks real state
 
 
 # --------------------------------------------------------------------------------------------

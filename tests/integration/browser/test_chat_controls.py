@@ -16,9 +16,9 @@ import pytest
 from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, Text
 
 from .conftest import BOTH_FRONTENDS
-from .harness import LabPage, new_notebook
+from .harness import LabPage, new_notebook, wait_until
 from .test_approvals import ASKS, DENY, LOAD, STOP, _last_tool, bash, open_notebook, wait_for_card
-from .test_surface import CODE_ANSWER, bash_call, open_claude_notebook, wait_until
+from .test_surface import CODE_ANSWER, bash_call, open_claude_notebook
 
 pytestmark = pytest.mark.cli
 

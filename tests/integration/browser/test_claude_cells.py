@@ -28,7 +28,7 @@ from support.rig import tiny_png
 from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, ScriptedRequest, Text, ToolUse
 from byre_jupyter.scripted import server as scripted_server
 
-from .harness import ARTIFACTS, HarnessError, LabPage, new_notebook
+from .harness import ARTIFACTS, LabPage, new_notebook, wait_until
 
 pytestmark = pytest.mark.cli
 
@@ -263,7 +263,7 @@ def test_model_change_mid_turn_reaches_next_request(
     lab.select_in_output(1, "Model", "sonnet")
     assert lab.cell_running(1)
     # The kernel handled the change while the cell still awaits: ipywidgets echoes it back.
-    _wait_for(lambda: _echo_updates(lab) > echoes, 20, "the kernel to echo the model change")
+    wait_until(lambda: _echo_updates(lab) > echoes, 20, "the kernel to echo the model change")
     api.release()
     assert lab.wait_for_cell(1, timeout=60)
     assert "first turn done" in lab.output_text(1)
@@ -281,14 +281,6 @@ def test_model_change_mid_turn_reaches_next_request(
 
 def _echo_updates(lab: LabPage) -> int:
     return sum(1 for m in lab.iopub_messages() if m["comm_method"] == "echo_update")
-
-
-def _wait_for(check: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise HarnessError(f"timed out after {timeout:g}s waiting for {what}")
-        time.sleep(0.05)  # poll interval; the loop re-checks real state
 
 
 # --------------------------------------------------------------------------------------------

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ import pytest
 from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, Text, ToolUse
 
 from .conftest import BOTH_FRONTENDS
-from .harness import ARTIFACTS, HarnessError, LabPage, new_notebook
+from .harness import ARTIFACTS, HarnessError, LabPage, new_notebook, wait_until
 
 pytestmark = pytest.mark.cli
 
@@ -33,17 +32,6 @@ def open_claude_notebook(lab: LabPage, env: dict[str, str], *cells: str) -> str:
     out = lab.output_text(0)
     assert "Error" not in out and "Traceback" not in out, out
     return path
-
-
-def wait_until(check: Any, timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise HarnessError(f"timed out after {timeout:g}s waiting for {what}")
-        time.sleep(0.05)  # poll interval; the loop re-checks real state
 
 
 def bash_call(command: str) -> ToolUse:

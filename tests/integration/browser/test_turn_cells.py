@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import json
 import secrets
-import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, Text, ToolUse
 
-from .harness import HarnessError, LabPage, new_notebook
+from .harness import LabPage, new_notebook, wait_until
 from .test_approvals import wait_for_card
 
 pytestmark = pytest.mark.cli
@@ -45,14 +43,6 @@ def open_notebook(lab: LabPage, env: dict[str, str], *cells: str) -> Path:
 
 def bash(command: str, description: str) -> ToolUse:
     return ToolUse("Bash", {"command": command, "description": description})
-
-
-def wait_until(check: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise HarnessError(f"timed out after {timeout:g}s waiting for {what}")
-        time.sleep(0.05)  # poll interval; the loop re-checks real state
 
 
 def card_count(lab: LabPage, i: int) -> int:

@@ -22,6 +22,7 @@ from typing import Any
 import psutil
 import pytest
 from support.rig import tiny_png
+from support.waiting import apoll
 
 from byre_jupyter import CLIProcessError, ControlError, Session
 from byre_jupyter.protocol import (
@@ -140,19 +141,6 @@ def gone(proc: psutil.Process) -> bool:
         return bool(proc.status() == psutil.STATUS_ZOMBIE)
     except psutil.NoSuchProcess:
         return True
-
-
-async def until(check: Callable[[], Any], timeout: float = TIMEOUT, what: str = "condition") -> Any:
-    """Poll an external condition (a process appearing or going away) with a bound."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.05)
 
 
 def has_tool_result_from(name: str) -> Callable[[ScriptedRequest], bool]:
@@ -306,12 +294,12 @@ async def test_interrupt_during_a_long_bash_kills_it(
                 continue
         return None
 
-    proc: psutil.Process = await until(sleeper, what="the Bash python sleep to start")
+    proc: psutil.Process = await apoll(sleeper, TIMEOUT, "the Bash python sleep to start")
     await asyncio.wait_for(session.interrupt(), TIMEOUT)
     result = await result_of(turn, timeout=10)
     assert result.interrupted and result.is_error, result
     assert result.raw is not None and result.raw.terminal_reason == "aborted_tools"
-    await until(lambda: gone(proc), timeout=10, what="the python sleep to be killed")
+    await apoll(lambda: gone(proc), 10, "the python sleep to be killed")
     results = blocks_of(turn, ToolResultBlock)
     assert results and results[0].is_error
 

@@ -9,11 +9,10 @@ process's entry under ``~/.claude/sessions/`` remains) and ``--resume`` finds no
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support.waiting import apoll
 
 from byre_jupyter import CLIProcessError, Session
 from byre_jupyter.protocol import AssistantMessage
@@ -42,14 +41,6 @@ async def test_a_cli_killed_before_its_first_answer_leaves_a_usable_session(
     assert second.session_id == session.session_id != first.session_id
 
 
-async def poll_async(check: Callable[[], bool], timeout: float) -> None:
-    """Wait, bounded, for an external condition (a file the CLI writes)."""
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "condition not met in time"
-        await asyncio.sleep(0.02)
-
-
 def conversation_files(home: Path, session_id: str | None) -> list[Path]:
     """The CLI's own record of a conversation (``~/.claude/projects/<cwd>/<id>.jsonl``)."""
     return list((home / ".claude" / "projects").glob(f"*/{session_id}.jsonl"))
@@ -72,7 +63,11 @@ async def kill_during_the_first_turn(
         if isinstance(message, AssistantMessage) and message.uuid:
             break
     if recorded:  # the CLI may emit the line before writing it (2.1.328): wait for the file
-        await poll_async(lambda: has_assistant_line(conversation_files(home, first_id)), 30)
+        await apoll(
+            lambda: has_assistant_line(conversation_files(home, first_id)),
+            30,
+            "the CLI to record its first answer",
+        )
     assert session._transport is not None
     await session._transport.kill()  # the CLI dies while its Bash tool runs
     first = await asyncio.wait_for(turn.result(), 30)

@@ -12,12 +12,12 @@ import json
 import os
 import sys
 import tempfile
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import psutil
+from support.waiting import poll
 
 TESTS = Path(__file__).resolve().parents[2]
 STANDIN = TESTS / "support" / "standin_cli.py"
@@ -49,18 +49,6 @@ def record_figure(key: str, value: Any) -> None:
         tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
         tmp.replace(FIGURES)
     print(f"[fault figure] {key} = {json.dumps(value)}", file=sys.stderr)
-
-
-def poll(check: Callable[[], Any], timeout: float, what: str, interval: float = 0.02) -> Any:
-    """Poll an *external* condition (a process appearing or leaving) with a hard bound."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(interval)
 
 
 def alive(pid: int) -> bool:

@@ -26,6 +26,7 @@ from typing import Any
 import psutil
 import pytest
 from support.kernel import kernel_env as make_kernel_env
+from support.waiting import poll
 from tornado.websocket import websocket_connect
 
 from byre_jupyter.scripted import Reply, ScriptedAPI, Text
@@ -45,15 +46,6 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _poll(check: Callable[[], Any], timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (value := check()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-    return value
-
-
 class Gateway:
     def __init__(self, env: dict[str, str], cwd: Path) -> None:
         self.port = _free_port()
@@ -67,7 +59,7 @@ class Gateway:
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )
-        _poll(self._up, TIMEOUT, f"the gateway on port {self.port} ({self.log})")
+        poll(self._up, TIMEOUT, f"the gateway on port {self.port} ({self.log})")
 
     def _up(self) -> bool:
         assert self.proc.poll() is None, self.log.read_text()
@@ -222,5 +214,5 @@ def test_with_the_allow_list_a_turn_answers_and_deleting_the_kernel_leaves_no_cl
     assert clis(), "no CLI under the gateway's kernel"
     gateway.request("DELETE", f"/api/kernels/{kernel['id']}")
     started = time.monotonic()
-    _poll(lambda: not clis(), 10, "the CLI to end after the kernel was deleted")
+    poll(lambda: not clis(), 10, "the CLI to end after the kernel was deleted")
     print(f"[gateway figure] CLI gone {time.monotonic() - started:.3f} s after DELETE")

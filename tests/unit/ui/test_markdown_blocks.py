@@ -6,9 +6,9 @@ difference between two renderings of the same text."""
 from __future__ import annotations
 
 import pytest
+from support.hostile_markdown import corpus_text
 
 from byre_jupyter.ui import markdown as md
-from tests.support.hostile_markdown import corpus_text
 
 # Constructs that could tie blocks together across a blank line.
 TRICKY = {
