@@ -64,31 +64,32 @@ class GrowingText:
         view.__dict__[self._slot].append(piece)
 
 
-_GROWING = GrowingText()
+_TEXT = GrowingText()
 
 
 @dataclass(eq=False, kw_only=True)
-class TextView(BlockView):
+class _StreamedText(BlockView):
+    """A block whose text streams in deltas."""
+
+    text: GrowingText = _TEXT
+
+    def extend(self, piece: str) -> None:
+        """``text += piece``, without copying ``text``."""
+        _TEXT.extend(self, piece)
+
+
+@dataclass(eq=False, kw_only=True)
+class TextView(_StreamedText):
     """Assistant markdown; grows while streaming, replaced by the ``assistant`` line."""
 
     kind: ClassVar[str] = "text"
-    text: GrowingText = _GROWING
-
-    def extend(self, piece: str) -> None:
-        """``text += piece``, without copying ``text``."""
-        _GROWING.extend(self, piece)
 
 
 @dataclass(eq=False, kw_only=True)
-class ThinkingView(BlockView):
+class ThinkingView(_StreamedText):
     """Extended-thinking text (``thinking_delta``); empty when redacted."""
 
     kind: ClassVar[str] = "thinking"
-    text: GrowingText = _GROWING
-
-    def extend(self, piece: str) -> None:
-        """``text += piece``, without copying ``text``."""
-        _GROWING.extend(self, piece)
 
 
 @dataclass(eq=False, kw_only=True)
