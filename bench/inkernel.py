@@ -42,7 +42,7 @@ class _NoSurface:
 async def replay_render(path: str, duration: float, baseline: bool = False) -> dict[str, Any]:
     """Replay the turn in ``path`` over ``duration`` seconds through the widget surface (or,
     with ``baseline``, into a surface that does nothing)."""
-    from byre_jupyter.magics.frontend import WidgetSurface
+    from byre_jupyter.app.surfaces import WidgetSurface
     from byre_jupyter.protocol import parse_message
     from byre_jupyter.ui import TurnView
 

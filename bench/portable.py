@@ -1,7 +1,7 @@
 """Portable notebooks: the bytes ``Claude.portable`` adds to a saved notebook.
 
 The real CLI, against the scripted API, runs short turns (a one-line prompt, a one-line answer)
-in a fresh HOME; after each, the record a turn would save (``magics.portable.pack``: the CLI's
+in a fresh HOME; after each, the record a turn would save (``app.portable.pack``: the CLI's
 session file, redacted, gzipped, base64) is measured, with the session file's size on disk.
 Run: ``python -m bench.portable [TURNS]``.
 """
@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from byre_jupyter import Session
-from byre_jupyter.magics.portable import pack, session_file
+from byre_jupyter.app.portable import pack, session_file
 from byre_jupyter.scripted import Reply, ScriptedAPI, Text
 
 from .common import cli_env, real_cli

@@ -17,6 +17,7 @@ from .errors import (
     ProtocolError,
     SessionClosedError,
 )
+from .version import __version__
 
 if TYPE_CHECKING:
     from .session import (
@@ -46,8 +47,6 @@ def __getattr__(name: str) -> Any:
         return getattr(session, name)
     raise AttributeError(f"module 'byre_jupyter' has no attribute {name!r}")
 
-
-__version__ = "0.1.0"
 
 __all__ = [
     "Allow",

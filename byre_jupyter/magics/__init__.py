@@ -17,8 +17,8 @@ from typing import Any
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
-from .config import Claude
-from .extension import ClaudeExtension
+from ..app.config import Claude
+from ..app.extension import ClaudeExtension
 from .magics import ClaudeMagics
 from .transform import transform_claude_cell
 

@@ -20,15 +20,15 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import HTML, Markdown, display
 
+from ..app.attach import attach_variables, interpolate
+from ..app.conversation import find_turn, render_history
+from ..app.doctor import doctor_checks, render_checks
+from ..app.extension import ClaudeExtension
+from ..app.inputs import resolve_image
+from ..app.portable import PortableError
+from ..app.turns import TurnRequest, run_turn
 from ..errors import ByreError
 from ..protocol import model_option
-from .conversation import find_turn, render_history
-from .doctor import doctor_checks, render_checks
-from .extension import ClaudeExtension
-from .handoff import attach_variables, interpolate
-from .inputs import resolve_image
-from .portable import PortableError
-from .turns import TurnRequest, run_turn
 
 __all__ = ["ClaudeMagics", "parse_cell_args"]
 
@@ -401,7 +401,7 @@ class ClaudeMagics(Magics):
 
     def _resume_from(self, name: str, notebook: str) -> None:
         """``%claude resume --from NOTEBOOK [NAME]``: the conversation a notebook saved with
-        ``Claude.portable`` (magics/portable.py checks and restores it)."""
+        ``Claude.portable`` (app/portable.py checks and restores it)."""
         try:
             session, restored = self.ext.resume_from(notebook, name)
         except PortableError as e:

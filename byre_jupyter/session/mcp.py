@@ -25,8 +25,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import __version__
 from ..protocol import sniff_image_type
+from ..version import __version__
 
 __all__ = ["McpServer", "McpTool", "ToolResult"]
 

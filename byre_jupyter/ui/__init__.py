@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from byre_jupyter.ui.coalesce import Coalescer
 from byre_jupyter.ui.markdown import render_markdown
-from byre_jupyter.ui.static import Output, static_outputs, terminal_text
+from byre_jupyter.ui.record import Output, static_outputs, terminal_text
 from byre_jupyter.ui.terminal import TerminalPrinter
 from byre_jupyter.ui.viewmodel import (
     BlockView,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import textwrap
 
-from byre_jupyter.ui.approval import input_lines
+from byre_jupyter.ui.approval_card import input_lines
 from byre_jupyter.ui.blocks import ImageView, ToolCardView
 from byre_jupyter.ui.reveal import reveal
 from byre_jupyter.ui.viewmodel import TurnView

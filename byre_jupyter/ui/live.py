@@ -31,8 +31,8 @@ from byre_jupyter.ui.format import (
     format_tokens,
     truncate,
 )
-from byre_jupyter.ui.look import RENDERED_CLASS, TURN_BORDER, TURN_MARGIN, TURN_PADDING
 from byre_jupyter.ui.markdown import escape_text, render_markdown, split_blocks
+from byre_jupyter.ui.style import RENDERED_CLASS, TURN_BORDER, TURN_MARGIN, TURN_PADDING
 from byre_jupyter.ui.viewmodel import (
     BlockView,
     ImageView,

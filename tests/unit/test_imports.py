@@ -54,3 +54,47 @@ def test_no_import_cycles_between_modules() -> None:
                 elif nxt not in trail and len(trail) < 6:
                     stack.append((nxt, [*trail, nxt]))
     assert not cycles, "\n".join(sorted(set(cycles)))
+
+
+#: The package's rooms, lowest first. A module may import its own room and the rooms below it,
+#: never one above; package ``__init__`` edges count too (the package root is the top).
+LAYERS = (
+    ("byre_jupyter.errors", "byre_jupyter.redact", "byre_jupyter.version"),
+    ("byre_jupyter.protocol",),
+    ("byre_jupyter.scripted", "byre_jupyter.transport"),
+    ("byre_jupyter.session",),
+    ("byre_jupyter.tools",),
+    ("byre_jupyter.ui",),
+    ("byre_jupyter.app",),
+    ("byre_jupyter.magics",),
+    ("byre_jupyter",),
+)
+
+
+def layer_of(module: str) -> int:
+    best = (-1, -1)  # (length of the matching room name, its layer)
+    for level, rooms in enumerate(LAYERS):
+        for room in rooms:
+            if (module == room or module.startswith(room + ".")) and len(room) > best[0]:
+                best = (len(room), level)
+    assert best[1] >= 0, f"{module} is in no layer of LAYERS"
+    return best[1]
+
+
+def test_imports_only_go_down_the_layers_including_package_inits() -> None:
+    modules = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    upward = []
+    for name, path in modules.items():
+        mine = layer_of(name)
+        for target in imports_of(path):
+            if target not in modules:  # `from .x import name`: the module is the prefix
+                continue
+            if layer_of(target) > mine:
+                upward.append(f"{name} (layer {mine}) imports {target} (layer {layer_of(target)})")
+    assert not upward, "\n".join(sorted(upward))
+
+
+def test_every_room_is_a_layer() -> None:
+    rooms = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
+    named = {r.rpartition(".")[2] for level in LAYERS for r in level if r.count(".") == 1}
+    assert rooms <= named, f"rooms with no layer: {sorted(rooms - named)}"

@@ -1,4 +1,4 @@
-"""Packaging: one source for the version (pyproject reads it from byre_jupyter/__init__.py),
+"""Packaging: one source for the version (pyproject reads it from byre_jupyter/version.py),
 and the oldest pins CI tests (scripts/oldest-constraints.txt) are the lower bounds we declare."""
 
 from __future__ import annotations

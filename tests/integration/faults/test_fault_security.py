@@ -271,17 +271,7 @@ def test_no_secret_on_the_cli_argv(kernels: Callable[..., KernelDriver], api: Sc
     api.release()
 
 
-def _python_tool_wired() -> bool:
-    magics_dir = Path(__file__).resolve().parents[3] / "byre_jupyter" / "magics"
-    return any("kernel_tools" in p.read_text() for p in magics_dir.glob("*.py"))
-
-
 @pytest.mark.cli
-@pytest.mark.skipif(
-    not _python_tool_wired(),
-    reason="mcp__byre__python is not wired into %%claude sessions yet (no kernel_tools in "
-    "byre_jupyter/magics): the approval rule cannot be tested end to end",
-)
 @pytest.mark.parametrize("policy", ["ask", "allow"])
 def test_in_kernel_python_needs_approval_when_headless(
     api: ScriptedAPI, kernel_env: dict[str, str], workdir: Path, policy: str

@@ -3,7 +3,7 @@ notebooks in one folder and ``-i`` on a 2 GiB file, with the real CLI (or the st
 real one cannot be made to misbehave) and real kernels.
 
 A full disk is ``/dev/full``: the transcript's path is a symlink to it, so every write fails
-with ENOSPC (``tests/unit/magics/test_disk_state.py`` shows the writer really gets that error).
+with ENOSPC (``tests/unit/app/test_disk_state.py`` shows the writer really gets that error).
 """
 
 from __future__ import annotations

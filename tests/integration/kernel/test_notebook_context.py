@@ -16,7 +16,7 @@ import pytest
 from support.kernel import KernelDriver
 from support.kernel import kernel_env as make_kernel_env
 
-from byre_jupyter.magics.notebook import guard_hook, notebook_path, system_prompt
+from byre_jupyter.app.context import guard_hook, notebook_path, system_prompt
 from byre_jupyter.scripted import Reply, ScriptedAPI, Text, ToolUse
 
 NOTEBOOK = '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n'

@@ -16,7 +16,7 @@ import nbformat
 import pytest
 from support.kernel import CellRun, KernelDriver, kernel_env
 
-from byre_jupyter.magics.portable import FORMAT, project_folder
+from byre_jupyter.app.portable import FORMAT, project_folder
 from byre_jupyter.scripted import Reply, ScriptedAPI, Text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.cli]

@@ -18,7 +18,7 @@ from support.kernel import KernelDriver
 pytestmark = [pytest.mark.kernel, pytest.mark.timeout(120)]
 
 SETUP = """
-from byre_jupyter.kernel import PythonRunner, kernel_tools
+from byre_jupyter.tools import PythonRunner, kernel_tools
 _runner = PythonRunner(get_ipython())
 _tools = {t.name: t for t in kernel_tools(get_ipython(), policy=lambda: "allow", runner=_runner)}
 """

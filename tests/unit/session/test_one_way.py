@@ -43,6 +43,6 @@ async def test_default_never_reaches_the_cli_as_a_model_name() -> None:
 
 
 def test_the_config_offers_exactly_the_protocols_permission_modes() -> None:
-    from byre_jupyter.magics.config import Claude
+    from byre_jupyter.app.config import Claude
 
     assert tuple(Claude.class_traits()["permission_mode"].values) == PERMISSION_MODES

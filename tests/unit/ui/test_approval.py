@@ -20,8 +20,8 @@ from typing import Any
 import ipywidgets as W
 import pytest
 
-from byre_jupyter.ui.approval import ApprovalCard, describe_tool_request
-from byre_jupyter.ui.static import static_outputs
+from byre_jupyter.ui.approval_card import ApprovalCard, describe_tool_request
+from byre_jupyter.ui.record import static_outputs
 
 from . import fixtures as fx
 
@@ -271,7 +271,7 @@ def test_the_static_record_keeps_the_markers() -> None:
             b.message_stop(m1),
         ]
     )
-    # The notices the extension writes after a decision (magics/extension.py: title + outcome).
+    # The notices the extension writes after a decision (app/extension.py: title + outcome).
     for tool, tool_input in (("Bash", {"command": TRICK}), ("Write", {"file_path": path})):
         title, _detail = describe_tool_request(tool, tool_input)
         view.add_notice("approved", f"{title} (allowed once)")
@@ -301,7 +301,7 @@ def test_a_newline_in_a_path_cannot_fake_a_title_or_diff_lines(
 def test_the_record_of_a_decision_names_the_command_or_code() -> None:
     """The notice saved in the notebook says what was allowed, not only which tool: the first
     line of a command or code (clipped, hidden characters revealed) and how many lines follow."""
-    from byre_jupyter.ui.approval import describe_request
+    from byre_jupyter.ui.approval_card import describe_request
 
     bash = describe_request(
         "Bash", {"command": "rm -rf build\u202e && ls\nmore", "description": "x"}

@@ -9,7 +9,7 @@ import pytest
 
 from byre_jupyter.ui.highlight import CODE_STYLE_PROPERTIES, highlight_code, language_of
 from byre_jupyter.ui.markdown import render_markdown
-from byre_jupyter.ui.static import turn_html
+from byre_jupyter.ui.record import turn_html
 from byre_jupyter.ui.viewmodel import TurnView
 
 from . import fixtures as fx

@@ -15,9 +15,9 @@ import zlib
 
 import pytest
 
-from byre_jupyter.magics.config import Claude
-from byre_jupyter.ui import static
-from byre_jupyter.ui.static import static_outputs
+from byre_jupyter.app.config import Claude
+from byre_jupyter.ui import record
+from byre_jupyter.ui.record import static_outputs
 from byre_jupyter.ui.viewmodel import TurnView
 
 from . import fixtures as fx
@@ -115,7 +115,7 @@ def test_an_image_too_large_to_decode_safely_becomes_a_note(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     pytest.importorskip("PIL")
-    monkeypatch.setattr(static, "_MAX_DECODE_PIXELS", SIDE * SIDE - 1)
+    monkeypatch.setattr(record, "_MAX_DECODE_PIXELS", SIDE * SIDE - 1)
     view, _ = fx.run_turn(two_big_images_turn())
     outputs = static_outputs(view)
     assert saved_images(outputs) == [BIG[0]]

@@ -19,8 +19,8 @@ from byre_jupyter.ui import live as live_module
 from byre_jupyter.ui.blocks import TextView, ToolCardView
 from byre_jupyter.ui.coalesce import LoopLike
 from byre_jupyter.ui.live import LiveView
-from byre_jupyter.ui.look import RENDERED_CLASS
 from byre_jupyter.ui.markdown import render_markdown
+from byre_jupyter.ui.style import RENDERED_CLASS
 from byre_jupyter.ui.viewmodel import TurnView
 
 from . import fixtures as fx

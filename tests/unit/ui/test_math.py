@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from byre_jupyter.ui.markdown import MATH_IGNORE, MATH_PROCESS, render_markdown
-from byre_jupyter.ui.static import turn_html
+from byre_jupyter.ui.record import turn_html
 from byre_jupyter.ui.viewmodel import TurnView
 
 from . import fixtures as fx

@@ -16,10 +16,10 @@ import mistune
 import pytest
 from support.hostile_markdown import corpus, corpus_text, loaders
 
-from byre_jupyter.ui import static
+from byre_jupyter.ui import record
 from byre_jupyter.ui.live import LIVE_CSS
 from byre_jupyter.ui.markdown import clean_html, escape_markdown_html, render_markdown
-from byre_jupyter.ui.static import static_outputs, turn_html, turn_markdown
+from byre_jupyter.ui.record import static_outputs, turn_html, turn_markdown
 
 from . import fixtures as fx
 from .test_live import Harness
@@ -142,4 +142,4 @@ def test_the_sanitizers_alone_strip_everything_that_loads(name: str) -> None:
     """The second fence: if a renderer ever let raw HTML through, nh3 still drops it."""
     raw = CORPUS[name] + f'<img src="{BASE}/x"><p style="background:url({BASE}/y)">p</p>'
     assert loaders(clean_html(raw)) == []
-    assert loaders(static._final_clean(raw)) == []
+    assert loaders(record._final_clean(raw)) == []

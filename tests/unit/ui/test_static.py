@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from byre_jupyter.ui.static import static_outputs, terminal_text
+from byre_jupyter.ui.record import static_outputs, terminal_text
 from byre_jupyter.ui.viewmodel import TurnView
 
 from . import fixtures as fx

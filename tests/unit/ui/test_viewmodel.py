@@ -16,7 +16,7 @@ from . import fixtures as fx
 
 def test_viewmodel_static_and_terminal_import_no_ipython_or_widgets() -> None:
     code = (
-        "import sys, byre_jupyter.ui, byre_jupyter.ui.static, byre_jupyter.ui.terminal\n"
+        "import sys, byre_jupyter.ui, byre_jupyter.ui.record, byre_jupyter.ui.terminal\n"
         "mods = ('IPython', 'ipywidgets', 'ipykernel', 'traitlets')\n"
         "bad = [m for m in mods if m in sys.modules]\n"
         "print(','.join(bad))\n"

@@ -8,8 +8,8 @@ import matplotlib
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from byre_jupyter.kernel import ApproveFn, PythonRun, PythonRunner, ToolLimits, kernel_tools
-from byre_jupyter.kernel.bounded import DEFAULT_LIMITS
+from byre_jupyter.tools import ApproveFn, PythonRun, PythonRunner, ToolLimits, kernel_tools
+from byre_jupyter.tools.bounded import DEFAULT_LIMITS
 
 from .helpers import Kit
 

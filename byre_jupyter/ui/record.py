@@ -39,7 +39,6 @@ from byre_jupyter.ui.format import (
     truncate,
 )
 from byre_jupyter.ui.highlight import CODE_STYLE_PROPERTIES
-from byre_jupyter.ui.look import ACCENT, TURN_STYLE
 from byre_jupyter.ui.markdown import (
     MATH_IGNORE,
     MATH_PROCESS,
@@ -47,6 +46,7 @@ from byre_jupyter.ui.markdown import (
     escape_text,
     render_markdown,
 )
+from byre_jupyter.ui.style import ACCENT, TURN_STYLE
 from byre_jupyter.ui.viewmodel import (
     BlockView,
     ImageView,
@@ -473,7 +473,7 @@ def static_outputs(
     """The exchange bundle (markdown + html + plain, with ``byre`` metadata), then images.
 
     Images hold at most ``image_budget`` bytes together (default: ``view.image_budget``).
-    ``extra`` joins the ``byre`` metadata (the portable record: ``magics.portable``).
+    ``extra`` joins the ``byre`` metadata (the portable record: ``app.portable``).
     """
     first: Output = (
         {

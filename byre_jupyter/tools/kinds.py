@@ -22,7 +22,7 @@ from typing import Any
 from ..redact import REDACTED, is_secret_name
 from .bounded import ToolLimits, clip
 from .figures import lazy_class, pil_to_png, render_figure
-from .static import inherits, is_class, type_module, type_name, type_qualname
+from .lookup import inherits, is_class, type_module, type_name, type_qualname
 
 __all__ = [
     "KINDS",

@@ -17,10 +17,10 @@ from typing import Any, Protocol
 from IPython.display import DisplayHandle, display
 
 from ..ui import LiveView, TerminalPrinter, TurnView, static_outputs
-from ..ui.approval import ApprovalCard
+from ..ui.approval_card import ApprovalCard
 from ..ui.blocks import BlockView
 from ..ui.coalesce import Coalescer
-from ..ui.static import turn_markdown
+from ..ui.record import turn_markdown
 
 __all__ = ["Surface", "current_cell_id", "frontend_kind", "make_surface"]
 

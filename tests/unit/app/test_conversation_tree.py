@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from byre_jupyter.magics.conversation import (
+from byre_jupyter.app.conversation import (
     ConversationTree,
     TurnNode,
     find_turn,

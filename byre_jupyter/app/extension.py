@@ -23,17 +23,17 @@ from typing import Any
 from IPython.core.interactiveshell import InteractiveShell
 
 from ..errors import ByreError
-from ..kernel import PythonRunner
 from ..redact import secret_values
 from ..session import Session, SessionManager, TurnResult
 from ..session.index import NOTEBOOK_ENV, ResumeIndex, resume_keys
+from ..tools import PythonRunner
 from ..ui import TurnView
 from . import portable
 from .approvals import Approvals
 from .config import Claude
+from .context import guard_hook, notebook_path, system_prompt
 from .conversation import Conversations
-from .frontend import frontend_kind
-from .notebook import guard_hook, notebook_path, system_prompt
+from .surfaces import frontend_kind
 
 __all__ = ["ClaudeExtension"]
 
@@ -212,7 +212,7 @@ class ClaudeExtension:
         self.conversations.reset(name, session, base=session_id)
         return session
 
-    # -- portable notebooks (magics.portable) ---------------------------------------------
+    # -- portable notebooks (app.portable) ---------------------------------------------
 
     def _cli_env(self) -> dict[str, str]:
         """The environment the CLI is launched with, as far as its files go."""

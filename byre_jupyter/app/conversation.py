@@ -27,7 +27,7 @@ from typing import Any, Protocol
 from IPython.display import DisplayHandle
 
 from ..session import Session, TurnResult
-from .frontend import current_cell_id
+from .surfaces import current_cell_id
 
 __all__ = ["ConversationTree", "Conversations", "Placement", "TurnNode", "current_cell_id"]
 

@@ -30,7 +30,7 @@ from .kinds import (
     shorten,
     suggest,
 )
-from .static import (
+from .lookup import (
     class_dict,
     class_lookup,
     instance_attributes,

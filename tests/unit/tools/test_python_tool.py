@@ -11,8 +11,8 @@ import pytest
 from IPython.core.displaypub import CapturingDisplayPublisher
 from IPython.core.interactiveshell import InteractiveShell
 
-from byre_jupyter.kernel import ApprovalDecision, PythonApproval, ToolLimits
 from byre_jupyter.session.mcp import McpServer
+from byre_jupyter.tools import ApprovalDecision, PythonApproval, ToolLimits
 
 from .helpers import PNG_MAGIC, Kit, images_of, text_of
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from byre_jupyter.kernel import ApprovalDecision
+from byre_jupyter.tools import ApprovalDecision
 
 from .helpers import Kit, text_of
 

@@ -32,11 +32,11 @@ from ..errors import ByreError
 from ..protocol import ResultMessage
 from ..session import Allow, Deny, PermissionRequest, Session, Turn, TurnResult
 from ..ui import TurnView
-from ..ui.approval import ApprovalCard
+from ..ui.approval_card import ApprovalCard
 from .conversation import TurnNode
 from .failure import CellInterrupted, TurnFailed, notebook_error_text
-from .frontend import Surface, make_surface
 from .portable import PortableError
+from .surfaces import Surface, make_surface
 
 if TYPE_CHECKING:
     from .extension import ClaudeExtension

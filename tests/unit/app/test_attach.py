@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from IPython.core.error import UsageError
 
-from byre_jupyter.kernel.describe import NotFound, resolve
-from byre_jupyter.magics.handoff import interpolate
+from byre_jupyter.app.attach import interpolate
+from byre_jupyter.tools.describe import NotFound, resolve
 
 
 class Report:

@@ -18,11 +18,11 @@ from typing import Any, Protocol, runtime_checkable
 
 from IPython.core.interactiveshell import InteractiveShell
 
-from ..kernel import ApprovalDecision as PythonDecision
-from ..kernel import PythonApproval, PythonRunner, ToolApproval, kernel_tools
 from ..session import Deny, McpServer, PermissionRequest, Session, SessionManager
 from ..session.permissions import Allow
-from ..ui.approval import ApprovalCard, ApprovalDecision, describe_request
+from ..tools import ApprovalDecision as PythonDecision
+from ..tools import PythonApproval, PythonRunner, ToolApproval, kernel_tools
+from ..ui.approval_card import ApprovalCard, ApprovalDecision, describe_request
 from .config import Claude
 
 __all__ = ["Approvals", "TurnOwner"]

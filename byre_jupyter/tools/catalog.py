@@ -19,7 +19,6 @@ from typing import Any
 
 from ..redact import redact_text, secret_values
 from ..session.mcp import McpTool, ToolResult
-from .approval import ApproveFn, PythonApproval, ReadApproval, decide
 from .bounded import DEFAULT_LIMITS, ToolLimits
 from .describe import (
     NotFound,
@@ -30,6 +29,7 @@ from .describe import (
     variables_table,
     visible_names,
 )
+from .policy import ApproveFn, PythonApproval, ReadApproval, decide
 from .runner import PythonRun, PythonRunCancelled, PythonRunner
 
 __all__ = ["kernel_tools", "known_secrets_of", "redact_result", "redact_run", "run_result"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from byre_jupyter.magics.doctor import (
+from byre_jupyter.app.doctor import (
     CLI_INSTALL,
     Check,
     cli_check,

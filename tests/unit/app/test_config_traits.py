@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from byre_jupyter.magics.config import Claude
-from byre_jupyter.magics.extension import ClaudeExtension
-from byre_jupyter.magics.frontend import frontend_kind
+from byre_jupyter.app.config import Claude
+from byre_jupyter.app.extension import ClaudeExtension
+from byre_jupyter.app.surfaces import frontend_kind
 
 
 @pytest.mark.parametrize(

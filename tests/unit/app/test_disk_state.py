@@ -27,10 +27,10 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from support.rig import tiny_png
 
+from byre_jupyter.app.config import Claude
+from byre_jupyter.app.extension import ClaudeExtension
+from byre_jupyter.app.inputs import resolve_image
 from byre_jupyter.errors import CLIProcessError, ControlError
-from byre_jupyter.magics.config import Claude
-from byre_jupyter.magics.extension import ClaudeExtension
-from byre_jupyter.magics.inputs import resolve_image
 from byre_jupyter.session.transcript import TranscriptWriter
 from byre_jupyter.transport import LaunchSpec, build_env
 
@@ -70,7 +70,7 @@ WRITER = """
 import sys
 from types import SimpleNamespace
 from IPython.core.interactiveshell import InteractiveShell
-from byre_jupyter.magics.extension import ClaudeExtension
+from byre_jupyter.app.extension import ClaudeExtension
 
 ext = ClaudeExtension(InteractiveShell.instance())
 ext.config.cwd = sys.argv[2]
@@ -430,7 +430,7 @@ def test_dash_i_reads_at_most_the_limit_even_if_the_file_grows(
 ) -> None:
     """The size is checked before reading, and the read itself is bounded: a file that grows
     between the check and the read still cannot exceed the limit."""
-    from byre_jupyter.magics import inputs
+    from byre_jupyter.app import inputs
 
     path = tmp_path / "grows.png"
     path.write_bytes(tiny_png())

@@ -5,7 +5,9 @@
 notebook's card.
 """
 
-from .approval import (
+from .bounded import ToolLimits
+from .catalog import kernel_tools, run_result
+from .policy import (
     ApprovalDecision,
     ApproveFn,
     Policy,
@@ -13,9 +15,7 @@ from .approval import (
     ReadApproval,
     ToolApproval,
 )
-from .bounded import ToolLimits
 from .runner import PythonRun, PythonRunCancelled, PythonRunner, RunStatus
-from .tools import kernel_tools, run_result
 
 __all__ = [
     "ApprovalDecision",

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from IPython.core.interactiveshell import InteractiveShell
 
-from byre_jupyter.kernel import ToolLimits
+from byre_jupyter.tools import ToolLimits
 
 from .helpers import PNG_MAGIC, Kit, images_of, text_of
 
@@ -150,7 +150,7 @@ def test_loading_and_using_the_tools_does_not_import_data_libraries() -> None:
     script = """
 import asyncio, sys
 from IPython.core.interactiveshell import InteractiveShell
-from byre_jupyter.kernel import kernel_tools
+from byre_jupyter.tools import kernel_tools
 shell = InteractiveShell.instance()
 tools = {t.name: t for t in kernel_tools(shell, policy=lambda: "allow")}
 async def main():

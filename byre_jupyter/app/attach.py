@@ -16,9 +16,9 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-from ..kernel import ToolLimits
-from ..kernel.describe import NotFound, describe_object, resolve, visible_names
-from ..kernel.kinds import suggest
+from ..tools import ToolLimits
+from ..tools.describe import NotFound, describe_object, resolve, visible_names
+from ..tools.kinds import suggest
 
 __all__ = ["attach_variables", "interpolate"]
 
@@ -59,7 +59,7 @@ def interpolate(prompt: str, namespace: Mapping[str, Any]) -> str:
 def _users_value(name: str, namespace: Mapping[str, Any]) -> Any:
     """What ``{a.b.c}`` in the user's own prompt names: plain attribute access, as in a cell.
 
-    Unlike Claude's read tools (kernel/describe.py ``resolve``, which never run the user's
+    Unlike Claude's read tools (tools/describe.py ``resolve``, which never run the user's
     code), this is the user's own expression, so ``{df.shape}`` and properties work.
     """
     head, *attributes = name.split(".")

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any
 
-from byre_jupyter.magics.approvals import Approvals
-from byre_jupyter.magics.config import Claude
-from byre_jupyter.ui.approval import ApprovalDecision
+from byre_jupyter.app.approvals import Approvals
+from byre_jupyter.app.config import Claude
+from byre_jupyter.ui.approval_card import ApprovalDecision
 
 
 class Cell:

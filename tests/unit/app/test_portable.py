@@ -1,4 +1,4 @@
-"""The portable record (magics.portable) without a CLI: folder names as the CLI makes them,
+"""The portable record (app.portable) without a CLI: folder names as the CLI makes them,
 redaction, the newest record, and what a restore may and may not write."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 import nbformat
 import pytest
 
-from byre_jupyter.magics.portable import (
+from byre_jupyter.app.portable import (
     PortableError,
     find_record,
     pack,

@@ -8,8 +8,8 @@ from typing import Any
 
 from IPython.core.interactiveshell import InteractiveShell
 
-from byre_jupyter.kernel import PythonRun, PythonRunner
 from byre_jupyter.session.mcp import ToolResult
+from byre_jupyter.tools import PythonRun, PythonRunner
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

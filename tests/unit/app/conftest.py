@@ -1,0 +1,5 @@
+"""The loaded-extension shell fixture (tests/support/shells.py)."""
+
+from support.shells import shell
+
+__all__ = ["shell"]
