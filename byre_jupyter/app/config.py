@@ -138,9 +138,11 @@ class Claude(Configurable):
     portable = Bool(
         False,
         help="Save what another machine needs to continue the conversation in the notebook: "
-        "the newest turn's output carries the CLI's session file (redacted, gzipped; about 31 "
-        "kB for a short turn), and `%claude resume --from NOTEBOOK.ipynb` continues it elsewhere. "
-        "Off by default: the session file holds every tool output and file content Claude saw.",
+        "the newest turn's output carries the conversation of the CLI's session file (no "
+        "instruction files, system prompt, paths of this machine or OS details; redacted, "
+        "gzipped: about 1 kB for a short turn), and `%claude resume --from NOTEBOOK.ipynb` "
+        "continues it elsewhere. Off by default: the conversation holds every tool output and "
+        "file content Claude saw.",
     ).tag(config=True)
     portable_max_kb = Int(
         2048, min=0,

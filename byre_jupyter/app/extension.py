@@ -225,7 +225,8 @@ class ClaudeExtension:
         if path is None:
             raise portable.PortableError(f"the CLI's session file for {session_id} is not found")
         max_bytes = self.config.portable_max_kb * 1024
-        return portable.pack(path, session_id, max_bytes, secret_values(env))
+        places = portable.machine_places(self.cwd(), env)
+        return portable.pack(path, session_id, max_bytes, secret_values(env), places)
 
     def resume_from(self, notebook: str, name: str) -> tuple[Session, portable.Restored]:
         """Continue the conversation a notebook carries (its newest portable record for
