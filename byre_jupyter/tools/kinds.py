@@ -706,7 +706,12 @@ def _image_details(image: Any, limits: ToolLimits) -> Description:
     return Description(text, [pil_to_png(image)])
 
 
-_FIGURE = Kind(_figure_text, _figure_details, inline=False)
+def _figure_parts(value: Any) -> bool:
+    """An Axes is drawn through its figure: matplotlib's own Figure, not a user's subclass."""
+    return type(_figure_of(value)) is lazy_class("matplotlib.figure", "Figure")
+
+
+_FIGURE = Kind(_figure_text, _figure_details, inline=False, parts=_figure_parts)
 KINDS.for_type_by_name("matplotlib.figure", "Figure", _FIGURE)
 KINDS.for_type_by_name("matplotlib.axes", "Axes", _FIGURE, family=True)
 KINDS.for_type_by_name("PIL.Image", "Image", Kind(_image_text, _image_details), family=True)

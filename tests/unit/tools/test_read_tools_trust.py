@@ -322,6 +322,17 @@ def _lookalikes() -> dict[str, Any]:
         def _from_sequence(cls, scalars: Any, dtype: Any = None, copy: bool = False) -> Any:
             return cls(scalars)
 
+    from matplotlib.figure import Figure
+
+    class UserFigure(Figure):
+        def get_size_inches(self) -> Any:
+            _record("UserFigure.get_size_inches")
+            return super().get_size_inches()
+
+        def savefig(self, *args: Any, **kwargs: Any) -> None:
+            _record("UserFigure.savefig")
+            super().savefig(*args, **kwargs)
+
     user_index = UserIndex._simple_new(np.array(["a", "b"], dtype=object))
     odd_index = pd.DataFrame({"n": [1, 2]})
     odd_index.index = user_index
@@ -351,6 +362,7 @@ def _lookalikes() -> dict[str, Any]:
         "named_series": pd.Series([1.0, 2.0], name=Name()),
         "named_index": named_index,
         "with_attrs": with_attrs,
+        "axes_of_user_figure": UserFigure().add_subplot(),
     }
 
 
@@ -618,7 +630,10 @@ async def test_secret_named_text_is_hidden_but_numbers_stay(kit: Kit) -> None:
 async def test_look_alikes_are_shown_by_type_and_real_parts_still_read(trapped: Kit) -> None:
     """A library's exact class with a user part, or a user class that claims the library's
     module, is an object like any other: its class named, nothing of it evaluated."""
-    for name in ("odd_index", "odd_level", "lookalike_dtype", "user_index", "lookalike_index"):
+    for name in (
+        "odd_index", "odd_level", "lookalike_dtype", "user_index", "lookalike_index",
+        "axes_of_user_figure",
+    ):  # fmt: skip
         text = text_of(await trapped.call("inspect", name=name))
         assert "nothing of it was evaluated" in text, (name, text)
     assert EFFECTS == []
