@@ -67,16 +67,24 @@ def is_secret_name(name: str) -> bool:
 # right after an escape that a repr or JSON string shows as two characters: in
 # ``'a\\nsk-ant-...'`` the key follows the letter ``n``, and ``\\b`` saw no word start there.
 # ANSI colour codes (``ESC[1;31m``) end in a digit and ``m``: a start too.
-_ESCAPE = r"(?<=\\[nrtfvab0])|(?<=\\x[0-9A-Fa-f]{2})|(?<=\\u[0-9A-Fa-f]{4})|(?<=[0-9]m)"
-_START = rf"(?:(?<![A-Za-z0-9])|{_ESCAPE})"
-# A JWT starts only where a run of its own alphabet starts (see the bound in redact_text).
-_RUN_START = rf"(?:(?<![A-Za-z0-9_\-])|{_ESCAPE})"
+_ESCAPES = (r"\\[nrtfvab0]", r"\\x[0-9A-Fa-f]{2}", r"\\u[0-9A-Fa-f]{4}", r"[0-9]m")
+_ESCAPE = "|".join(f"(?<={e})" for e in _ESCAPES)
+
+
+def _starting(prefix: str, inside: str = "A-Za-z0-9") -> str:
+    """``prefix`` (a pattern of fixed width) where a credential may start: not right after a
+    character of ``inside``, unless that character ends an escape. The check follows the
+    prefix, so the pattern starts with a literal and ``re`` skips ahead to its occurrences
+    instead of trying the look-behinds at every character."""
+    after = "|".join(f"(?<={e}{prefix})" for e in _ESCAPES)
+    return f"{prefix}(?:(?<![{inside}]{prefix})|{after})"
+
 
 # Values with the shape of a credential, wherever they appear. Each shape comes with the literal
 # text it cannot appear without: a shape is looked for only where that literal occurs
 # (``str.__contains__`` runs at memory speed), so megabytes of ordinary tool output cost a few
 # substring scans rather than a fourteen-way regex at every character. Every shape is one of
-# the two linear forms redact_text's docstring names.
+# the linear forms redact_text's docstring names.
 _SHAPES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
     (hints, re.compile(pattern))
     for hints, pattern in [
@@ -86,38 +94,41 @@ _SHAPES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
         ),
         (
             ("sk-",),
-            rf"{_START}sk-(?:ant-[A-Za-z0-9_\-]{{8,}}|(?:proj-|live-|svcacct-)?[A-Za-z0-9_\-]{{20,}})",
+            _starting("sk-")
+            + r"(?:ant-[A-Za-z0-9_\-]{8,}|(?:proj-|live-|svcacct-)?[A-Za-z0-9_\-]{20,})",
         ),
-        (("k_live_", "k_test_"), rf"{_START}[rsp]k_(?:live|test)_[A-Za-z0-9]{{10,}}"),
-        (
-            ("gh", "github_pat_"),
-            rf"{_START}(?:gh[pousr]_[A-Za-z0-9]{{20,}}|github_pat_[A-Za-z0-9_]{{20,}})",
-        ),
-        (("glpat-",), rf"{_START}glpat-[A-Za-z0-9_\-]{{20,}}"),
-        (("xox",), rf"{_START}xox[abposr]-[A-Za-z0-9\-]{{10,}}"),
+        (("k_live_", "k_test_"), _starting(r"[rsp]k_(?:live|test)_") + r"[A-Za-z0-9]{10,}"),
+        (("gh",), _starting(r"gh[pousr]_") + r"[A-Za-z0-9]{20,}"),
+        (("github_pat_",), _starting("github_pat_") + r"[A-Za-z0-9_]{20,}"),
+        (("glpat-",), _starting("glpat-") + r"[A-Za-z0-9_\-]{20,}"),
+        (("xox",), _starting(r"xox[abposr]-") + r"[A-Za-z0-9\-]{10,}"),
         (
             ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA"),
-            rf"{_START}(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{{16}}(?![0-9A-Za-z])",
+            _starting("(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)")
+            + r"[0-9A-Z]{16}(?![0-9A-Za-z])",
         ),
-        (("AIza",), rf"{_START}AIza[0-9A-Za-z_\-]{{35}}"),
-        (("ya29.",), rf"{_START}ya29\.[0-9A-Za-z_\-]{{20,}}"),
-        (("hf_",), rf"{_START}hf_[A-Za-z0-9]{{30,}}"),
-        (("npm_",), rf"{_START}npm_[A-Za-z0-9]{{36}}(?![A-Za-z0-9])"),
-        (("whsec_",), rf"{_START}whsec_[A-Za-z0-9+/=]{{16,}}"),
-        (("SG.",), rf"{_START}SG\.[A-Za-z0-9_\-]{{16,32}}\.[A-Za-z0-9_\-]{{16,64}}"),
+        (("AIza",), _starting("AIza") + r"[0-9A-Za-z_\-]{35}"),
+        (("ya29.",), _starting(r"ya29\.") + r"[0-9A-Za-z_\-]{20,}"),
+        (("hf_",), _starting("hf_") + r"[A-Za-z0-9]{30,}"),
+        (("npm_",), _starting("npm_") + r"[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
+        (("whsec_",), _starting("whsec_") + r"[A-Za-z0-9+/=]{16,}"),
+        (("SG.",), _starting(r"SG\.") + r"[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}"),
         (
             ("hooks.slack.com/",),
             r"(?<=hooks\.slack\.com/)(?:services|workflows|triggers)/[A-Za-z0-9_/\-]+",
         ),
         (
+            # A JWT starts only where a run of its own alphabet starts (the bound in redact_text).
             ("eyJ",),
-            rf"{_RUN_START}eyJ[A-Za-z0-9_\-]{{8,}}\.eyJ[A-Za-z0-9_\-]{{8,}}\.[A-Za-z0-9_\-]{{8,}}",
+            _starting("eyJ", r"A-Za-z0-9_\-")
+            + r"[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
         ),
     ]
 )  # fmt: skip
 # "Bearer <token>" / "Basic <b64>" in headers and tracebacks.
-_SCHEME_TOKEN = re.compile(
-    rf"{_START}((?:[Bb]earer|[Bb]asic|[Tt]oken)[ \t]{{1,8}})[A-Za-z0-9._~+/=\-]{{16,}}"
+_SCHEME_TOKENS = tuple(
+    (scheme, re.compile(f"({_starting(scheme)})" + r"([ \t]{1,8})[A-Za-z0-9._~+/=\-]{16,}"))
+    for scheme in ("Bearer", "bearer", "Basic", "basic", "Token", "token")
 )
 # scheme://user:password@host: the password (up to the authority's last "@"), the user kept.
 _URL_PASSWORD = re.compile(
@@ -131,11 +142,12 @@ _URL_PASSWORD = re.compile(
 # string (base64 pixels) began an 80-character attempt.
 _NAME_SEP = re.compile(
     rf"""(?:(?<![A-Za-z0-9_.\-\\])|{_ESCAPE})"""
-    # Only a name with a secret word's stem in it goes on to is_secret_name (in Python).
-    r"""(?=[A-Za-z0-9_.\-]{0,80}?(?i:key|token|secret|pass|pwd|cred|auth|cookie))"""
     r"""(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,80})"""
     r"""(?P<sep>["']?\]?[ \t]{0,16}[:=](?![=:])[ \t]{0,16})(?P<q>["'`]?)"""
 )
+#: The stems of the secret words (_SECRET_WORDS): an assignment is looked for only around one.
+_STEM = re.compile(r"key|token|secret|pass|pwd|cred|auth|cookie", re.IGNORECASE)
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 # The value after the separator, by how it is written (each a single pass, no backtracking):
 # quoted, to the closing quote (escapes skipped); in a URL query, to the next "&"; otherwise to
 # the end of the line or a closing bracket, quote or comma. Spaces belong to the value (a
@@ -160,13 +172,32 @@ def _run_end(pattern: re.Pattern[str], text: str, pos: int) -> int:
     return pos if m is None else m.end()
 
 
+def _next_assignment(text: str, pos: int) -> re.Match[str] | None:
+    """The next name and separator from ``pos`` on whose name holds a stem. Each stem costs a
+    look back over at most 80 name characters (never before ``pos``, so no character is looked
+    at twice) and at most four anchored attempts (the name may start after an escape)."""
+    while (stem := _STEM.search(text, pos)) is not None:
+        i = start = stem.start()
+        limit = max(pos, i - 80)
+        while start > limit and text[start - 1] in _NAME_CHARS:
+            start -= 1
+        for at in (start, start + 1, start + 3, start + 5):  # after "\\n", "\\x1b", "\\u2028"
+            if at > i:
+                break
+            m = _NAME_SEP.match(text, at)
+            if m is not None and m.end("name") >= stem.end():
+                return m
+        pos = stem.end()
+    return None
+
+
 def _assignments(text: str) -> str:
     """``text`` with the value of every secret-named assignment replaced. One left-to-right
     pass: each search starts where the last one ended, and a value is read only after a secret
     name, once."""
     out: list[str] = []
     done = pos = 0
-    while (m := _NAME_SEP.search(text, pos)) is not None:
+    while (m := _next_assignment(text, pos)) is not None:
         pos = start = m.end()
         name = m.group("name")
         working_folder = name.lower() == "pwd"
@@ -217,11 +248,14 @@ def redact_text(text: str, known: Iterable[str] = ()) -> str:
     * **runs**: an unbounded repeat of a class is followed only by a character outside that
       class, and an attempt may start only where such a run starts (a JWT's segments, a URL's
       authority): a failing attempt reads at most three runs, so each character is read at
-      most three times per pattern.
+      most three times per pattern;
+    * **to a marker**: a PEM block's lazy body ends at its END line or at the end of the text,
+      so once its bounded header matched it cannot fail, and it consumes what it reads.
 
-    Assignments are found by one left-to-right scan (a bounded name-and-separator pattern),
-    and each value is read once, by a pattern without backtracking. Known values are replaced
-    with ``str.replace``, linear per value.
+    Assignments are one left-to-right scan from one stem of a secret word (``key``, ``pass``,
+    ``token``...) to the next: a bounded look back for the name, a bounded name-and-separator
+    pattern, and the value read once by a pattern without backtracking. Known values are
+    replaced with ``str.replace``, linear per value.
     """
     for secret in sorted({k for k in known if len(k) >= 6}, key=len, reverse=True):
         text = text.replace(secret, REDACTED)
@@ -230,8 +264,9 @@ def redact_text(text: str, known: Iterable[str] = ()) -> str:
             text = shape.sub(REDACTED, text)
     if "://" in text and "@" in text:
         text = _URL_PASSWORD.sub(lambda m: f"{m.group('head')}{REDACTED}@", text)
-    if "earer" in text or "asic" in text or "oken" in text:
-        text = _SCHEME_TOKEN.sub(lambda m: m.group(1) + REDACTED, text)
+    for scheme, pattern in _SCHEME_TOKENS:
+        if scheme in text:
+            text = pattern.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
     if "=" in text or ":" in text:
         text = _assignments(text)
     return text

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from bench.redact import ADVERSARIAL
 from byre_jupyter.redact import REDACTED, is_secret_name, redact_text, secret_values
 
 # Built at run time so no credential-shaped literal sits in the repository.
@@ -236,22 +237,6 @@ def test_known_values_from_the_environment_anywhere() -> None:
 # No clock here (bench/redact.py measures n and 4n). These inputs took quadratic time in the
 # old patterns (100 KB of "-eyJ": 22.7 s); at 3 MB a quadratic pattern would not end before
 # the suite's timeout (pyproject.toml), a linear one ends in a few seconds at most.
-
-ADVERSARIAL = {
-    "jwt-runs": "-eyJ",
-    "jwt-dots": "eyJabcdefgh.",
-    "sk-runs": "sk-a-",
-    "url-authority": "a://b:c",
-    "url-schemes": "ab+",
-    "assignment-spaces": "token" + " " * 15,
-    "assignments": "password=",
-    "name-runs": "a" * 79 + "-",
-    "pem-ends": "-----BEGIN A-----" + "-----END " + "A" * 39,
-    "bearer": "Bearer ",
-    "escapes": "\\nsk-\\neyJ",
-    "quotes": "token='\\'",
-    "connection": "Pwd=;",
-}
 
 
 @pytest.mark.slow  # about a second a kind on a loaded 2-core machine; too long for --fast
