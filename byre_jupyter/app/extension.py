@@ -33,6 +33,7 @@ from .approvals import Approvals
 from .config import LAUNCH_TRAITS, Claude, launch_settings
 from .context import guard_hook, notebook_path, system_prompt
 from .conversation import Conversations
+from .credentials import credentials_hook
 from .surfaces import frontend_kind
 
 __all__ = ["ClaudeExtension"]
@@ -103,8 +104,11 @@ class ClaudeExtension:
         if cfg.notebook_prompt:
             prompt = system_prompt(self.notebook_path())
             settings["extra_args"] = [*settings["extra_args"], "--append-system-prompt", prompt]
+        # A read of a credential file asks first, but in bypassPermissions (docs/security.md).
+        pre_tool_use = [credentials_hook()]
         if cfg.guard_notebook:
-            settings["hooks"] = {"PreToolUse": [guard_hook(self.notebook_path)]}
+            pre_tool_use.append(guard_hook(self.notebook_path))
+        settings["hooks"] = {"PreToolUse": pre_tool_use}
         return settings
 
     def notebook_path(self) -> str | None:

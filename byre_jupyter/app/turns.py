@@ -30,7 +30,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ByreError
 from ..protocol import ResultMessage
+from ..redact import secret_values
 from ..session import Allow, Deny, PermissionRequest, Session, Turn, TurnResult
+from ..tools.catalog import known_secrets_of
 from ..ui import TurnView
 from ..ui.approval_card import ApprovalCard
 from .conversation import TurnNode
@@ -84,6 +86,8 @@ class TurnController:
             shown,
             attached_images=request.images,
             image_budget=int(ext.config.max_saved_images_mb * 2**20),
+            # What the kernel knows to be secret, and what the CLI was given (Claude.env).
+            secrets=lambda: known_secrets_of(ext.shell) | secret_values(ext.config.env),
         )
         self.view.model = session.model or "default"
         if request.background:
