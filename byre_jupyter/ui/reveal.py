@@ -114,9 +114,11 @@ _LOOKS_LATIN: dict[str, str] = dict(
         ),
     ]
 )
-# A word: letters and digits; a hostname: words and hyphens joined by dots.
+# A word: letters and digits; a run that may hold a hostname: words, hyphens and dots. Both
+# match maximal runs of one class, so a scan is linear in the text (a pattern that must end in
+# ".label" would retry from every character of a long word: quadratic).
 _WORD = re.compile(r"[^\W_]+")
-_HOST = re.compile(r"[^\W_][\w-]*(?:\.[\w-]+)+")
+_RUN = re.compile(r"[\w.-]+")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -153,9 +155,9 @@ def lookalike_positions(text: str) -> set[int]:
         others = sum(1 for ch in word if ch.isalpha() and not _is_latin(ch))
         if latin and (len(looks) == others or latin >= others):
             found.update(m.start() + i for i in looks)
-    for m in _HOST.finditer(text):
+    for m in _RUN.finditer(text):
         host = m.group()
-        if host.isascii() or not any(_is_latin(ch) for ch in host):
+        if "." not in host or host.isascii() or not any(_is_latin(ch) for ch in host):
             continue
         at = m.start()
         for label in host.split("."):
