@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from byre_jupyter.tools import ApprovalDecision
+from byre_jupyter.session import Allow, Decision, Deny
 
 from .helpers import Kit, text_of
 
@@ -592,9 +592,9 @@ async def test_read_tools_deny_refuses_and_says_how_to_enable(
 async def test_read_tools_ask_goes_through_the_approver(make_kit: Callable[..., Kit]) -> None:
     asked: list[Any] = []
 
-    def approve(request: Any) -> ApprovalDecision:
+    def approve(request: Any) -> Decision:
         asked.append((request.tool, dict(request.input)))
-        return ApprovalDecision.allow() if request.tool == "inspect" else ApprovalDecision.deny()
+        return Allow() if request.tool == "inspect" else Deny()
 
     kit = make_kit(read_policy="ask", approve=approve)
     kit.shell.user_ns["x"] = 41
