@@ -38,6 +38,7 @@ from ..tools import PythonApproval, PythonRunner, ToolApproval, kernel_tools
 from ..ui.approval_card import ApprovalCard, describe_request
 from ..ui.toolinfo import allowance_text
 from .config import Claude
+from .credentials import credential_paths
 
 __all__ = ["Approvals", "TurnOwner"]
 
@@ -199,7 +200,12 @@ class Approvals:
 
         conversation = session.session_id or ""
         cwd = _cwd(session)
-        for allowance in self._always.get(conversation, []):
+        # A credential file is asked for at every call (docs/security.md): the hook's "ask"
+        # would mean nothing if an allowance given for another file of the tool answered it.
+        standing = (
+            [] if credential_paths(tool_name, tool_input) else self._always.get(conversation, [])
+        )
+        for allowance in standing:
             if allowance.covers(tool_name, tool_input, cwd):
                 rule = allowance_text(allowance, _RULE_CHARS)
                 note("approved", f"{title} (always allowed in this session: {rule})")

@@ -116,6 +116,20 @@ async def test_allowances_end_with_the_conversation() -> None:
     assert a.clear("conv-1") == [Allowance.for_tool("Read")] and a.allowed(one) == []
 
 
+async def test_a_standing_allowance_never_answers_a_credential_file_read() -> None:
+    a, one = approvals(), session("c")
+    await a.ask(one, Cell(always(Allowance.for_tool("Read"))), "Read", {"file_path": "/a.py"})
+    assert (await a.ask(one, Cell(Deny()), "Read", {"file_path": "/b.py"})).allowed
+    asked = Cell(Deny())
+    decision = await a.ask(one, asked, "Read", {"file_path": "/work/.env"})
+    assert not decision.allowed and asked.cards == 1  # the credential hook's "ask" is a card
+    bash = Cell(always(Allowance.for_command("Bash", "command", "cat .env")))
+    await a.ask(one, bash, "Bash", {"command": "cat .env"})
+    again = Cell(Deny())
+    assert not (await a.ask(one, again, "Bash", {"command": "cat .env"})).allowed
+    assert again.cards == 1
+
+
 async def test_allow_once_keeps_nothing_and_a_deny_says_why() -> None:
     a, one = approvals(), session("c")
     once = Cell(Allow())
