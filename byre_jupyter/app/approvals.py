@@ -13,6 +13,7 @@ asked, and every decision is written into that cell's record.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
@@ -24,6 +25,8 @@ from ..tools import ApprovalDecision as PythonDecision
 from ..tools import PythonApproval, PythonRunner, ToolApproval, kernel_tools
 from ..ui.approval_card import ApprovalCard, ApprovalDecision, describe_request
 from .config import Claude
+from .context import notebook_path
+from .surfaces import current_cell_id
 
 __all__ = ["Approvals", "TurnOwner"]
 
@@ -120,9 +123,14 @@ class Approvals:
         """Session ``name``'s ``byre`` MCP server with Claude's tools on this kernel.
 
         ``python`` follows ``Claude.python_tool`` and the read tools (variables, inspect,
-        history) follow ``Claude.read_tools``; under "ask" both go through :meth:`ask`, which
-        shows the same approval card as every other tool.
+        history, notebook) follow ``Claude.read_tools``; under "ask" both go through
+        :meth:`ask`, which shows the same approval card as every other tool.
         """
+
+        def notebook() -> str | None:  # the saved file, read when no frontend bridge serves
+            cwd = os.path.abspath(self.config.cwd or os.getcwd())
+            return notebook_path(self.shell.user_ns, cwd)
+
         server = McpServer("byre")
         server.add_tools(
             kernel_tools(
@@ -131,6 +139,8 @@ class Approvals:
                 policy=lambda: str(self.config.python_tool),
                 read_policy=lambda: str(self.config.read_tools),
                 runner=self.runner,
+                notebook_path=notebook,
+                asking_cell=lambda: current_cell_id(self.shell),
             )
         )
         return server
