@@ -26,7 +26,6 @@ from ..tools import PythonApproval, PythonRunner, ToolApproval, kernel_tools
 from ..ui.approval_card import ApprovalCard, ApprovalDecision, describe_request
 from .config import Claude
 from .context import notebook_path
-from .surfaces import current_cell_id
 
 __all__ = ["Approvals", "TurnOwner"]
 
@@ -140,10 +139,17 @@ class Approvals:
                 read_policy=lambda: str(self.config.read_tools),
                 runner=self.runner,
                 notebook_path=notebook,
-                asking_cell=lambda: current_cell_id(self.shell),
+                asking_cell=lambda: self._turn_cell(name),
             )
         )
         return server
+
+    def _turn_cell(self, name: str) -> str | None:
+        """The cell of the turn session ``name`` runs (the notebook tool marks it)."""
+        session = self.sessions.peek(name)
+        turn = session.active_turn if session is not None else None
+        owner = turn.owner if turn is not None else None
+        return owner.cell_id if isinstance(owner, InCell) else None
 
     async def _in_kernel(self, name: str, request: ToolApproval) -> PythonDecision:
         """An in-kernel tool asks: in the cell of the turn the session is running, like every
@@ -210,6 +216,13 @@ class Approvals:
             why = f": {decision.reason}" if decision.reason else ""
             note("permission", f"{title}{why}")
         return decision
+
+
+@runtime_checkable
+class InCell(Protocol):
+    """A turn that knows its cell's id (``turns.TurnController``)."""
+
+    cell_id: str | None
 
 
 def _as_owner(owner: object) -> TurnOwner | None:
