@@ -1,0 +1,52 @@
+"""The frontend bridge in JupyterLab and Notebook 7, installed as ``pip install`` installs it
+(the wheel's shared-data in this environment's share/jupyter; docs/bridge.md): ``%claude
+doctor`` says connected, and ``mcp__byre__notebook`` hands the scripted API a change typed
+into a cell and not saved, with the asking cell marked."""
+
+from __future__ import annotations
+
+import pytest
+
+from byre_jupyter.scripted import Reply, ScriptedAPI, Text, ToolUse
+
+from .conftest import BOTH_FRONTENDS
+from .harness import LabPage
+from .test_approvals import open_notebook, tool_result_for
+
+pytestmark = pytest.mark.cli
+
+UNSAVED = "edited = 'typed on screen, not saved: BRIDGE-4242'"
+
+
+@BOTH_FRONTENDS
+def test_the_notebook_tool_reads_unsaved_edits_through_the_bridge(
+    lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str]
+) -> None:
+    assert lab.has_plugin("byre-jupyter-bridge:plugin")
+    folder = open_notebook(
+        lab,
+        claude_env,
+        "edited = 'as saved'",
+        "%claude doctor",
+        "%%claude\nNBREAD: what is in my notebook?",
+    )
+    lab.set_source(1, UNSAVED)  # typed, neither saved nor run
+    lab.run_cell(2, timeout=60)
+    doctor = lab.wait_for_output_text(2, "Frontend bridge", timeout=30)
+    assert "Frontend bridge" in doctor and "connected:" in doctor, doctor
+    assert "not connected" not in doctor
+    assert "BRIDGE-4242" not in (folder / "approvals.ipynb").read_text()
+
+    api.on("NBREAD", Reply(ToolUse("mcp__byre__notebook", {})), times=1)
+    api.on(lambda r: bool(r.last_tool_results), Reply(Text("Read the notebook: NBDONE")))
+    lab.run_cell(3, wait=False)
+    assert lab.wait_for_cell(3, timeout=90)
+    assert "NBDONE" in lab.output_text(3)
+    result = tool_result_for(api, "mcp__byre__notebook")
+    text = result["text"]
+    assert not result["is_error"], result
+    assert UNSAVED in text and "live from the notebook on screen" in text, text
+    assert "may lag" not in text
+    asking = next(block for block in text.split("--- ")[1:] if block.startswith("cell 4 "))
+    assert "the %%claude cell asking you" in asking, text
+    lab.screenshot(f"bridge-{lab.frontend}-read.png")
