@@ -1,6 +1,6 @@
 """The frontend bridge in JupyterLab and Notebook 7, installed as ``pip install`` installs it
 (the wheel's shared-data in this environment's share/jupyter; docs/bridge.md): ``%claude
-doctor`` says connected, and ``mcp__byre__notebook`` hands the scripted API a change typed
+doctor`` says connected (again after a kernel restart), and ``mcp__byre__notebook`` hands the scripted API a change typed
 into a cell and not saved, with the asking cell marked."""
 
 from __future__ import annotations
@@ -50,3 +50,9 @@ def test_the_notebook_tool_reads_unsaved_edits_through_the_bridge(
     asking = next(block for block in text.split("--- ")[1:] if block.startswith("cell 4 "))
     assert "the %%claude cell asking you" in asking, text
     lab.screenshot(f"bridge-{lab.frontend}-read.png")
+
+    lab.restart_kernel()  # the page keeps its bridge; the new kernel's %load_ext reconnects
+    lab.run_cell(0, timeout=60)
+    lab.run_cell(2, timeout=60)
+    doctor = lab.wait_for_output_text(2, "Frontend bridge", timeout=30)
+    assert "connected:" in doctor and "not connected" not in doctor, doctor
