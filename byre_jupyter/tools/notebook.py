@@ -68,6 +68,7 @@ MAX_FILE_BYTES = 64 * 1024 * 1024
 #: Each output's text in the summary; the whole result shares ``max_output_chars``.
 OUTPUT_CHARS = 2_000
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+_WIDGET = "application/vnd.jupyter.widget-view+json"
 _IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 
 
@@ -238,9 +239,11 @@ def _output_summary(output: Mapping[str, Any], images: bool) -> tuple[str, list[
                 parts.append(f"[image {media}, attached below]")
             else:
                 parts.append(f"[image {media}]")
-    text = _text(data.get("text/plain"))
-    if text:
-        parts.append(text)
+    if _WIDGET in data:
+        # A widget's text/plain is its Python repr (a live %%claude view: VBox(children=…)).
+        parts.append(_text(data.get("text/markdown")) or "[widget]")
+    elif _text(data.get("text/plain")):
+        parts.append(_text(data.get("text/plain")))
     elif "text/markdown" in data:
         parts.append(_text(data["text/markdown"]))
     elif "text/html" in data:
@@ -293,7 +296,9 @@ def render_notebook(
             if ran_source is not None and ran_source.rstrip() != cell.source.rstrip():
                 marks.append("edited since it ran")
         summaries = []
-        for output in cell.outputs:
+        # The asking cell's outputs are this very turn, still running: nothing to read there.
+        outputs = () if asking is not None and cell.id == asking else cell.outputs
+        for output in outputs:
             text, found = _output_summary(output, images)
             summaries.append(clip(text.rstrip(), OUTPUT_CHARS))
             attached.extend(found)

@@ -272,3 +272,27 @@ async def test_the_tool_follows_the_read_policy(
     }
     result = await tools["notebook"].function({})
     assert result.is_error and "x = 1" not in text_of(result)
+
+
+def test_widget_outputs_and_the_asking_cells_own_outputs_are_not_reprs() -> None:
+    widget = {
+        "output_type": "display_data",
+        "data": {
+            "application/vnd.jupyter.widget-view+json": {"model_id": "m"},
+            "text/plain": "VBox(children=(HBox(children=(HTML(value='Session')",
+        },
+    }
+    answered = {**widget, "data": {**widget["data"], "text/markdown": "An earlier answer"}}
+    read = NotebookRead(
+        (
+            Cell("old", "code", "%%claude\nearlier", 1, (widget, answered)),
+            Cell("now", "code", "%%claude\nnow", None, (widget,)),
+        ),
+        where="n.ipynb",
+        live=True,
+    )
+    text = render(read, asking="now")
+    assert "VBox" not in text
+    assert "[widget]" in text and "An earlier answer" in text
+    asking = text.split("--- ")[2]
+    assert "[display]" not in asking
