@@ -38,6 +38,7 @@ from ..tools import PythonApproval, PythonRunner, ToolApproval, kernel_tools
 from ..ui.approval_card import ApprovalCard, describe_request
 from ..ui.toolinfo import allowance_text
 from .config import Claude
+from .context import notebook_path
 from .credentials import credential_paths
 
 __all__ = ["Approvals", "TurnOwner"]
@@ -143,9 +144,14 @@ class Approvals:
         """Session ``name``'s ``byre`` MCP server with Claude's tools on this kernel.
 
         ``python`` follows ``Claude.python_tool`` and the read tools (variables, inspect,
-        history) follow ``Claude.read_tools``; under "ask" both go through :meth:`ask`, which
-        shows the same approval card as every other tool.
+        history, notebook) follow ``Claude.read_tools``; under "ask" both go through
+        :meth:`ask`, which shows the same approval card as every other tool.
         """
+
+        def notebook() -> str | None:  # the saved file, read when no frontend bridge serves
+            cwd = os.path.abspath(self.config.cwd or os.getcwd())
+            return notebook_path(self.shell.user_ns, cwd)
+
         server = McpServer("byre")
         server.add_tools(
             kernel_tools(
@@ -154,9 +160,18 @@ class Approvals:
                 policy=lambda: str(self.config.python_tool),
                 read_policy=lambda: str(self.config.read_tools),
                 runner=self.runner,
+                notebook_path=notebook,
+                asking_cell=lambda: self._turn_cell(name),
             )
         )
         return server
+
+    def _turn_cell(self, name: str) -> str | None:
+        """The cell of the turn session ``name`` runs (the notebook tool marks it)."""
+        session = self.sessions.peek(name)
+        turn = session.active_turn if session is not None else None
+        owner = turn.owner if turn is not None else None
+        return owner.cell_id if isinstance(owner, InCell) else None
 
     async def _in_kernel(self, name: str, request: ToolApproval) -> Decision:
         """An in-kernel tool asks: in the cell of the turn the session is running, like every
@@ -250,6 +265,13 @@ def _bound(allowance: Allowance, tool_input: Mapping[str, Any], cwd: str) -> All
     if allowance.scope != "file" or not isinstance(path, str):
         return allowance
     return Allowance.for_file(allowance.tool, allowance.key, path, cwd)
+
+
+@runtime_checkable
+class InCell(Protocol):
+    """A turn that knows its cell's id (``turns.TurnController``)."""
+
+    cell_id: str | None
 
 
 def _as_owner(owner: object) -> TurnOwner | None:

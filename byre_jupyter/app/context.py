@@ -33,6 +33,10 @@ mcp__byre__variables and mcp__byre__inspect tools, to see what they ran use \
 mcp__byre__history, and to run Python in their session (their variables, imports and data) \
 use mcp__byre__python. Prefer these over Bash `python -c`, which starts a separate \
 interpreter that has none of the user's state.
+- To see the notebook's cells (their source as on screen, unsaved edits included, their \
+outputs and errors, which cell is asking you and which were edited since they ran) use \
+mcp__byre__notebook, not Read on the .ipynb file: the file is JSON that may lag behind the \
+screen.
 - Code meant for the user goes in fenced code blocks in your answer, so they can copy it into \
 a cell.
 - Do not write to the open notebook file with Write, Edit or NotebookEdit: it is open in the \

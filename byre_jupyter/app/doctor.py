@@ -16,9 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..errors import ByreError
+from ..tools.notebook_bridge import Bridge
 from ..transport.launch import bypass_refusal, find_cli, gateway_hint
 
-__all__ = ["CLI_INSTALL", "TESTED_CLI", "Check", "doctor_checks", "render_checks"]
+__all__ = ["CLI_INSTALL", "TESTED_CLI", "Check", "bridge_check", "doctor_checks", "render_checks"]
 
 #: The CLI release the test suite runs against (scripts/install-cli.sh pins it).
 TESTED_CLI = (2, 1, 328)
@@ -167,7 +168,54 @@ def root_check(env: Mapping[str, str]) -> Check | None:
     return Check("bypassPermissions as root", False, refusal)
 
 
-def doctor_checks(configured: str | None, env: Mapping[str, str], frontend: str) -> list[Check]:
+#: The frontends' names for the bridge's hello (labextension/src/index.ts).
+_FRONTENDS = {"lab": "JupyterLab", "notebook": "Notebook 7"}
+BRIDGE_FIX = (
+    "install byre_jupyter in the environment that runs JupyterLab or Notebook 7 "
+    "(`jupyter labextension list` there shows byre-jupyter-bridge enabled), then reload the page"
+)
+
+
+def bridge_check(bridge: Bridge | None, frontend: str, vscode: bool) -> Check | None:
+    """Whether the frontend bridge (docs/bridge.md) serves this notebook; None in a terminal."""
+    if frontend == "terminal":
+        return None
+    name = "Frontend bridge"
+    hello = bridge.hello if bridge is not None else None
+    if hello is not None:
+        shown = _FRONTENDS.get(hello.frontend, hello.frontend)
+        return Check(
+            name,
+            True,
+            f"connected: {shown}, bridge {hello.version}, for `{hello.path}`; Claude reads the "
+            "cells as they are on screen",
+        )
+    saved = "Claude's notebook tool reads the saved file, which may lag behind the screen"
+    if vscode:
+        return Check(name, True, f"none in VS Code: {saved} (save before asking)")
+    if frontend == "headless":
+        return Check(name, True, f"none in a headless run (nbclient, papermill): {saved}")
+    if bridge is not None and bridge.refused is not None:
+        return Check(
+            name,
+            False,
+            f"the page runs a bridge of another protocol ({bridge.refused}): reload the page "
+            "(and restart JupyterLab if byre_jupyter was upgraded)",
+        )
+    return Check(
+        name,
+        False,
+        f"not connected for this notebook: {saved}. Fix: {BRIDGE_FIX}. (Right after "
+        "`%load_ext byre_jupyter` in the same cell it connects only when that cell ends.)",
+    )
+
+
+def doctor_checks(
+    configured: str | None,
+    env: Mapping[str, str],
+    frontend: str,
+    bridge: Check | None = None,
+) -> list[Check]:
     cli = cli_check(configured, env)
     checks = [cli, credentials_check(env), ipykernel_check(), node_check(env, cli.ok)]
     hint = gateway_hint(env)
@@ -179,6 +227,8 @@ def doctor_checks(configured: str | None, env: Mapping[str, str], frontend: str)
     if root is not None:
         checks.append(root)
     checks.append(Check("Frontend", True, frontend))
+    if bridge is not None:
+        checks.append(bridge)
     checks.append(Check("Python", True, sys.version.split()[0]))
     return checks
 

@@ -38,7 +38,7 @@ from ..ui.approval_card import ApprovalCard
 from .conversation import TurnNode
 from .failure import CellInterrupted, TurnFailed, notebook_error_text
 from .portable import PortableError
-from .surfaces import Surface, make_surface
+from .surfaces import Surface, current_cell_id, make_surface
 
 if TYPE_CHECKING:
     from .extension import ClaudeExtension
@@ -100,6 +100,9 @@ class TurnController:
             )
         #: The session's handle of this cell's turn, once sent (queued or running).
         self.turn: Turn | None = None
+        #: This cell's id, read here in the cell's own context: the kernel's shell parent is a
+        #: context variable, and Claude's tools run in the CLI reader's context, not the cell's.
+        self.cell_id = current_cell_id(ext.shell)
         self.stopped = False
         #: ■ (the kernel interrupted the cell), as opposed to the Stop button.
         self.kernel_interrupted = False

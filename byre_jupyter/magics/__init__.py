@@ -1,7 +1,8 @@
 """The notebook integration: ``%load_ext byre_jupyter``.
 
 ``load_ipython_extension`` only registers (the magics, the ``%%claude`` input transformer, the
-``Claude`` config class); ``unload_ipython_extension`` closes every session, so ``%reload_ext``
+``Claude`` config class, the frontend bridge's comm target: docs/bridge.md);
+``unload_ipython_extension`` closes every session, so ``%reload_ext``
 works.
 """
 
@@ -19,6 +20,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from ..app.config import Claude
 from ..app.extension import ClaudeExtension
+from ..tools.notebook_bridge import install_bridge, uninstall_bridge
 from .magics import ClaudeMagics
 from .transform import transform_claude_cell
 
@@ -46,6 +48,7 @@ def load_ipython_extension(shell: InteractiveShell) -> None:
     configurables: list[Any] = shell.configurables  # %config looks up Claude here
     if _EXTENSION.config not in configurables:
         configurables.append(_EXTENSION.config)
+    install_bridge(shell)
     if _EXTENSION.config.prewarm:
         _EXTENSION.prewarm()
 
@@ -57,6 +60,7 @@ def unload_ipython_extension(shell: InteractiveShell) -> None:
     ext, _EXTENSION, _MAGICS = _EXTENSION, None, None
     if ext is None:
         return
+    uninstall_bridge(shell)
     configurables: list[Any] = shell.configurables
     configurables[:] = [c for c in configurables if c is not ext.config]
     ext.schedule(ext.close())

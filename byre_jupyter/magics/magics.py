@@ -22,13 +22,14 @@ from IPython.display import HTML, Markdown, display
 
 from ..app.attach import attach_variables, interpolate
 from ..app.conversation import find_turn, render_history
-from ..app.doctor import doctor_checks, render_checks
+from ..app.doctor import bridge_check, doctor_checks, render_checks
 from ..app.extension import ClaudeExtension
 from ..app.inputs import resolve_image
 from ..app.portable import PortableError
 from ..app.turns import TurnRequest, run_turn
 from ..errors import ByreError
 from ..protocol import model_option
+from ..tools.notebook_bridge import bridge_of
 from ..ui.toolinfo import allowance_lines
 
 __all__ = ["ClaudeMagics", "parse_cell_args"]
@@ -488,5 +489,9 @@ def dollars(amount: float) -> str:
 
 
 def doctor_report(ext: ClaudeExtension) -> str:
-    checks = doctor_checks(ext.config.cli_path, {**os.environ, **ext.config.env}, ext.frontend())
+    frontend = ext.frontend()
+    # A plain dict lookup of a str: nothing of the user's runs (app/context.py reads it so too).
+    vscode = type(ext.shell.user_ns.get("__vsc_ipynb_file__")) is str
+    bridge = bridge_check(bridge_of(ext.shell), frontend, vscode)
+    checks = doctor_checks(ext.config.cli_path, {**os.environ, **ext.config.env}, frontend, bridge)
     return render_checks(checks)

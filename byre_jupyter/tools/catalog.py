@@ -1,8 +1,9 @@
-"""The ``byre`` MCP tools that act on the user's live kernel: python, variables, inspect, history.
+"""The ``byre`` MCP tools that act on the user's live kernel: python, variables, inspect, history,
+and notebook (the cells on screen through the frontend bridge, ``notebook``: docs/bridge.md).
 
 The model sees them as ``mcp__byre__python`` etc. They run as tasks on the kernel's event loop
 (the control channel answers ``mcp_message`` there; observed-cli doc, section 8). Only ``python``
-runs code; it is gated by the ``Claude.python_tool`` policy, the three read tools by
+runs code; it is gated by the ``Claude.python_tool`` policy, the four read tools by
 ``Claude.read_tools``, both through one approver (``approval``). The read tools never run the
 user's code (``describe``), and every result's text is redacted (``redact``): a secret-named
 value, a credential-shaped string, or the exact value of a secret the user or the environment
@@ -11,6 +12,7 @@ holds never reaches the model.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import os
@@ -30,6 +32,15 @@ from .describe import (
     variables_table,
     visible_names,
 )
+from .notebook import (
+    NOTEBOOK_DESCRIPTION,
+    NOTEBOOK_SCHEMA,
+    ran_sources,
+    read_notebook,
+    render_notebook,
+    select,
+)
+from .notebook_bridge import bridge_of
 from .policy import ApproveFn, PythonApproval, ReadApproval, decide
 from .runner import PythonRun, PythonRunCancelled, PythonRunner
 
@@ -87,11 +98,16 @@ def kernel_tools(
     on_python_run: Callable[[PythonRun], None] | None = None,
     limits: ToolLimits = DEFAULT_LIMITS,
     runner: PythonRunner | None = None,
+    notebook_path: Callable[[], str | None] = lambda: None,
+    asking_cell: Callable[[], str | None] = lambda: None,
 ) -> list[McpTool]:
-    """The four kernel tools for ``shell`` (an ``InteractiveShell``), ready for ``McpServer``.
+    """The five kernel tools for ``shell`` (an ``InteractiveShell``), ready for ``McpServer``.
 
     ``policy`` (``Claude.python_tool``) gates ``python``, ``read_policy`` (``Claude.read_tools``)
-    the three read tools; under ``"ask"`` both go to the one ``approve``r.
+    the four read tools; under ``"ask"`` both go to the one ``approve``r.
+
+    ``notebook`` reads the cells from the frontend bridge of ``shell``'s kernel, or else from
+    the saved file ``notebook_path()`` names; ``asking_cell()`` is the running cell's id.
 
     ``runner`` lets the caller keep the :class:`PythonRunner` (to call ``interrupt()`` from a Stop
     button or the kernel's interrupt); by default one is made here with ``limits``.
@@ -116,7 +132,7 @@ def kernel_tools(
         return redact_result(run_result(run), known)
 
     def read_tool(
-        tool: str, read: Callable[[Mapping[str, Any]], ToolResult]
+        tool: str, read: Callable[[Mapping[str, Any]], ToolResult | Awaitable[ToolResult]]
     ) -> Callable[[Mapping[str, Any]], Awaitable[ToolResult]]:
         """``read`` behind the ``read_tools`` policy, with its result redacted."""
 
@@ -125,7 +141,11 @@ def kernel_tools(
             if isinstance(decision, Deny):
                 reason = decision.message or f"The {tool} call was not approved."
                 return ToolResult.text(reason, is_error=True)
-            return redact_result(read(args), known_secrets_of(shell))
+            result = read(args)
+            if asyncio.iscoroutine(result):
+                result = await result
+            assert isinstance(result, ToolResult)
+            return redact_result(result, known_secrets_of(shell))
 
         return call
 
@@ -152,6 +172,27 @@ def kernel_tools(
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             return ToolResult.text("`n` must be a positive integer.", is_error=True)
         return ToolResult.text(history_text(shell, min(n, limits.max_history), limits))
+
+    async def notebook(args: Mapping[str, Any]) -> ToolResult:
+        images = args.get("images", False)
+        if not isinstance(images, bool):
+            return ToolResult.text("`images` must be true or false.", is_error=True)
+        # Before the await: a comm message handled meanwhile becomes the kernel's shell parent.
+        asking = asking_cell()
+        read = await read_notebook(bridge_of(shell), notebook_path(), images=images)
+        if isinstance(read, str):
+            return ToolResult.text(read, is_error=True)
+        indices, error = select(read.cells, args)
+        if error is not None:
+            return ToolResult.text(error, is_error=True)
+        return render_notebook(
+            read,
+            indices,
+            asking=asking,
+            ran=ran_sources(shell),
+            images=images,
+            limits=limits,
+        )
 
     return [
         McpTool(
@@ -212,6 +253,13 @@ def kernel_tools(
                 "additionalProperties": False,
             },
             read_tool("history", history),
+            _READ_ONLY,
+        ),
+        McpTool(
+            "notebook",
+            NOTEBOOK_DESCRIPTION,
+            NOTEBOOK_SCHEMA,
+            read_tool("notebook", notebook),
             _READ_ONLY,
         ),
     ]

@@ -1,0 +1,218 @@
+"""The kernel's end of the frontend bridge: one ``byre.bridge`` comm per kernel (docs/bridge.md).
+
+The JupyterLab / Notebook 7 extension in ``labextension/`` opens the comm when a notebook's
+kernel is ready, and the kernel opens it too when byre_jupyter loads (the frontend registers
+the target), so either order connects. The frontend says hello (its version, the notebook's
+path); the kernel then sends requests that carry an id, and each gets one reply with that id.
+
+A tool awaits a reply inside a running ``%%claude`` cell: ipykernel 7.4 handles comm messages
+while an async cell awaits (docs/kernel.md, section 3), on the main thread or on a subshell
+thread, so a reply only ever settles its future through the loop that waits for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ByreError
+
+__all__ = [
+    "PROTOCOL",
+    "TARGET",
+    "Bridge",
+    "BridgeError",
+    "Hello",
+    "bridge_of",
+    "install_bridge",
+    "uninstall_bridge",
+]
+
+log = logging.getLogger(__name__)
+
+TARGET = "byre.bridge"
+#: The message shapes' version (labextension/src/protocol.ts says the same).
+PROTOCOL = 1
+#: How long a request waits for the frontend. A read of the model is milliseconds; a page
+#: that went away never answers.
+REQUEST_TIMEOUT = 10.0
+
+
+class BridgeError(ByreError):
+    """The frontend bridge is not connected, or did not answer."""
+
+
+@dataclass(frozen=True)
+class Hello:
+    """What the frontend said when the comm opened."""
+
+    version: str
+    frontend: str  # "lab" or "notebook"
+    path: str  # the notebook's path, relative to the server's root
+
+    @classmethod
+    def parse(cls, data: object) -> Hello | None:
+        if not isinstance(data, Mapping) or data.get("type") != "hello":
+            return None
+        if data.get("protocol") != PROTOCOL:
+            return None
+        fields = [data.get(name) for name in ("version", "frontend", "path")]
+        if not all(isinstance(value, str) for value in fields):
+            return None
+        version, frontend, path = (str(value)[:500] for value in fields)
+        return cls(version, frontend, path)
+
+
+class Bridge:
+    """The comm to the frontend that shows this kernel's notebook, when there is one."""
+
+    def __init__(self) -> None:
+        self._comm: Any = None
+        self.hello: Hello | None = None
+        #: The protocol a frontend spoke that we do not (a stale page after an upgrade).
+        self.refused: str | None = None
+        self._pending: dict[str, asyncio.Future[Mapping[str, Any]]] = {}
+        self._ids = itertools.count(1)
+
+    @property
+    def connected(self) -> bool:
+        return self._comm is not None and self.hello is not None
+
+    # -- the comm's life ---------------------------------------------------------------
+
+    def opened(self, comm: Any, msg: Mapping[str, Any]) -> None:
+        """The comm target's callback: the frontend opened the comm (its hello rides along)."""
+        self.attach(comm)
+        self.received(msg)
+
+    def attach(self, comm: Any) -> None:
+        """Serve over ``comm`` from now on; a previous comm (a reloaded page) is dropped."""
+        old, self._comm = self._comm, comm
+        if old is not None and old is not comm:
+            self.hello = None
+            self._fail_pending("the notebook page reconnected")
+        comm.on_msg(self.received)
+        comm.on_close(lambda msg, comm=comm: self._closed(comm))
+
+    def _closed(self, comm: Any) -> None:
+        if self._comm is comm:
+            self._comm, self.hello = None, None
+            self._fail_pending("the notebook page closed the bridge")
+
+    def received(self, msg: Mapping[str, Any]) -> None:
+        """A message from the frontend: a hello or a reply (anything else is ignored)."""
+        content = msg.get("content") if isinstance(msg, Mapping) else None
+        data = content.get("data") if isinstance(content, Mapping) else None
+        if not isinstance(data, Mapping):
+            return
+        if data.get("type") == "hello":
+            hello = Hello.parse(data)
+            self.hello = hello
+            self.refused = None if hello is not None else str(data.get("protocol"))[:20]
+        elif data.get("type") == "reply" and isinstance(data.get("id"), str):
+            future = self._pending.get(data["id"])
+            if future is not None:
+                # On a subshell thread too (docs/kernel.md, section 3): settle on its own loop.
+                future.get_loop().call_soon_threadsafe(_settle, future, data)
+
+    def _fail_pending(self, why: str) -> None:
+        for future in list(self._pending.values()):
+            future.get_loop().call_soon_threadsafe(_fail, future, BridgeError(why))
+
+    # -- requests ------------------------------------------------------------------------
+
+    async def request(
+        self, method: str, params: Mapping[str, Any], timeout: float = REQUEST_TIMEOUT
+    ) -> Mapping[str, Any]:
+        """Ask the frontend; the reply's ``result``, or :class:`BridgeError`."""
+        comm = self._comm
+        if comm is None or self.hello is None:
+            raise BridgeError("the notebook frontend is not connected")
+        request_id = str(next(self._ids))
+        future: asyncio.Future[Mapping[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        try:
+            comm.send(
+                {"type": "request", "id": request_id, "method": method, "params": dict(params)}
+            )
+            reply = await asyncio.wait_for(future, timeout)
+        except asyncio.TimeoutError:
+            why = f"the notebook frontend did not answer within {timeout:g} s"
+            raise BridgeError(why) from None
+        finally:
+            self._pending.pop(request_id, None)
+        if reply.get("ok") is not True:
+            error = reply.get("error")
+            raise BridgeError(f"the notebook frontend failed: {str(error)[:300]}")
+        result = reply.get("result")
+        if not isinstance(result, Mapping):
+            raise BridgeError("the notebook frontend sent a reply without a result")
+        return result
+
+
+def _settle(future: asyncio.Future[Mapping[str, Any]], data: Mapping[str, Any]) -> None:
+    if not future.done():
+        future.set_result(data)
+
+
+def _fail(future: asyncio.Future[Mapping[str, Any]], error: BaseException) -> None:
+    if not future.done():
+        future.set_exception(error)
+
+
+# One bridge per kernel, for as long as the kernel lives (a kernel is weak-referenceable).
+_BRIDGES: weakref.WeakKeyDictionary[Any, Bridge] = weakref.WeakKeyDictionary()
+
+
+def bridge_of(shell: Any) -> Bridge | None:
+    """The bridge of ``shell``'s kernel, or None (no kernel, or byre_jupyter is not loaded)."""
+    kernel = getattr(shell, "kernel", None)
+    return None if kernel is None else _BRIDGES.get(kernel)
+
+
+def install_bridge(shell: Any) -> Bridge | None:
+    """Register the comm target and open the comm toward a frontend that is already there.
+
+    Nothing happens without a kernel (terminal IPython); a frontend without the extension
+    has no such target and closes the kernel's comm at once, which only means no bridge.
+    """
+    kernel = getattr(shell, "kernel", None)
+    if kernel is None:
+        return None
+    bridge = _BRIDGES.get(kernel)
+    if bridge is None:
+        bridge = _BRIDGES[kernel] = Bridge()
+    try:
+        import comm as comm_package
+
+        comm_package.get_comm_manager().register_target(TARGET, bridge.opened)
+        announced = comm_package.create_comm(
+            target_name=TARGET, data={"type": "announce", "protocol": PROTOCOL}
+        )
+    except Exception:  # no bridge is a supported state (docs/bridge.md), never a failed load
+        log.warning("byre: the frontend bridge could not be set up", exc_info=True)
+        return bridge
+    bridge.attach(announced)
+    return bridge
+
+
+def uninstall_bridge(shell: Any) -> None:
+    kernel = getattr(shell, "kernel", None)
+    bridge = _BRIDGES.pop(kernel, None) if kernel is not None else None
+    if bridge is None:
+        return
+    try:
+        import comm as comm_package
+
+        comm_package.get_comm_manager().unregister_target(TARGET, bridge.opened)
+    except Exception:
+        log.warning("byre: the frontend bridge target could not be removed", exc_info=True)
+    comm = bridge._comm
+    bridge._closed(comm)
+    if comm is not None:
+        comm.close()

@@ -1,0 +1,145 @@
+"""``mcp__byre__notebook`` in a real kernel through the real CLI and the scripted API
+(docs/bridge.md): without a bridge the saved file is read and the result says it may lag; with
+a frontend on the ``byre.bridge`` comm (this test client plays the extension's part, message
+for message) the reply comes back while the ``%%claude`` cell awaits, unsaved edits included,
+and ``%claude doctor`` says connected."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.kernel import KernelDriver, kernel_env
+
+from byre_jupyter.scripted import Reply, ScriptedAPI, Text, ToolUse
+
+pytestmark = [pytest.mark.kernel, pytest.mark.cli]
+
+SAVED_CELL = "saved = 'what the file holds'"
+UNSAVED_CELL = "unsaved = 'typed on screen, never saved'"
+
+
+def notebook(cells: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells}
+
+
+def code(cell_id: str, source: str) -> dict[str, Any]:
+    return {
+        "id": cell_id,
+        "cell_type": "code",
+        "source": source,
+        "execution_count": None,
+        "metadata": {},
+        "outputs": [],
+    }
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    work = tmp_path / "work"
+    work.mkdir()
+    cells = [code("first", SAVED_CELL), code("asking", "%%claude\nread the notebook")]
+    (work / "analysis.ipynb").write_text(json.dumps(notebook(cells)))
+    return work
+
+
+@pytest.fixture
+def kernel(
+    api: ScriptedAPI, cli_path: str, tmp_path: Path, workdir: Path
+) -> Iterator[KernelDriver]:
+    env = kernel_env(api.url, cli_path, tmp_path, JPY_SESSION_NAME="work/analysis.ipynb")
+    driver = KernelDriver(env, str(workdir))
+    try:
+        driver.run("%load_ext byre_jupyter")
+        yield driver
+    finally:
+        driver.close()
+
+
+def ask_for_the_notebook(api: ScriptedAPI) -> None:
+    api.on("read the notebook", Reply(ToolUse("mcp__byre__notebook", {}, id="toolu_nb")), times=1)
+    api.on(lambda r: bool(r.last_tool_results), Reply(Text("read it")))
+
+
+def notebook_result(api: ScriptedAPI) -> dict[str, Any]:
+    results = {r["tool_use_id"]: r for r in api.requests[-1].last_tool_results}
+    result = results["toolu_nb"]
+    assert isinstance(result, dict)
+    return result
+
+
+def test_without_a_bridge_the_saved_file_is_read_and_said_to_lag(
+    kernel: KernelDriver, api: ScriptedAPI
+) -> None:
+    ask_for_the_notebook(api)
+    run = kernel.run("%%claude\nread the notebook", cell_id="asking")
+    assert "read it" in run.texts()
+    result = notebook_result(api)
+    assert not result["is_error"], result
+    assert SAVED_CELL in result["text"]
+    assert "from the saved file" in result["text"]
+    assert "may lag behind the screen" in result["text"]
+    assert "id asking" in result["text"] and "the %%claude cell asking you" in result["text"]
+    doctor = kernel.run("%claude doctor", cell_id="doctor").texts()
+    assert "Frontend bridge" in doctor and "not connected" in doctor
+
+
+class FakeFrontend:
+    """The extension's side of the comm, over the test client's channels."""
+
+    def __init__(self, kernel: KernelDriver, cells: list[dict[str, Any]]) -> None:
+        self.kernel, self.cells = kernel, cells
+        self.comm_id = "bridge-test-comm"
+        self.requests: list[dict[str, Any]] = []
+        handle = kernel._handle
+
+        def intercept(msg: dict[str, Any]) -> None:
+            content = msg["content"]
+            if msg["msg_type"] == "comm_msg" and content.get("comm_id") == self.comm_id:
+                self._answer(content["data"])
+            handle(msg)
+
+        kernel._handle = intercept  # type: ignore[method-assign]
+
+    def _send(self, msg_type: str, content: dict[str, Any]) -> None:
+        client = self.kernel.kc
+        client.shell_channel.send(client.session.msg(msg_type, content))
+
+    def open(self) -> None:
+        hello = {
+            "type": "hello",
+            "protocol": 1,
+            "version": "0.1.0",
+            "frontend": "lab",
+            "path": "work/analysis.ipynb",
+        }
+        self._send(
+            "comm_open", {"comm_id": self.comm_id, "target_name": "byre.bridge", "data": hello}
+        )
+
+    def _answer(self, data: dict[str, Any]) -> None:
+        self.requests.append(data)
+        result = {"path": "work/analysis.ipynb", "dirty": True, "cells": self.cells}
+        reply = {"type": "reply", "id": data["id"], "ok": True, "result": result}
+        self._send("comm_msg", {"comm_id": self.comm_id, "data": reply})
+
+
+def test_through_the_bridge_the_unsaved_screen_is_read_while_the_cell_awaits(
+    kernel: KernelDriver, api: ScriptedAPI
+) -> None:
+    frontend = FakeFrontend(kernel, [code("first", UNSAVED_CELL), code("asking", "%%claude")])
+    frontend.open()
+    doctor = kernel.run("%claude doctor", cell_id="doctor").texts()
+    assert "connected: JupyterLab" in doctor and "work/analysis.ipynb" in doctor
+    ask_for_the_notebook(api)
+    run = kernel.run("%%claude\nread the notebook", cell_id="asking")
+    assert "read it" in run.texts()
+    assert [r["method"] for r in frontend.requests] == ["read"]
+    result = notebook_result(api)
+    assert not result["is_error"], result
+    assert UNSAVED_CELL in result["text"] and SAVED_CELL not in result["text"]
+    assert "live from the notebook on screen" in result["text"]
+    assert "may lag" not in result["text"]

@@ -1,0 +1,171 @@
+"""The kernel's end of the frontend bridge (docs/bridge.md) over a stand-in comm: the hello,
+requests answered by id (from another thread too), and every way a request can fail."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from byre_jupyter.app.doctor import bridge_check
+from byre_jupyter.tools.notebook_bridge import PROTOCOL, Bridge, BridgeError, Hello
+
+HELLO = {"type": "hello", "protocol": PROTOCOL, "version": "0.1.0", "frontend": "lab"}
+
+
+class FakeComm:
+    """What ipykernel's Comm offers the bridge: send, on_msg, on_close, close."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+        self.handler: Callable[[dict[str, Any]], None] | None = None
+        self.close_handler: Callable[[dict[str, Any]], None] | None = None
+        self.closed = False
+
+    def send(self, data: dict[str, Any]) -> None:
+        self.sent.append(data)
+
+    def on_msg(self, handler: Callable[[dict[str, Any]], None]) -> None:
+        self.handler = handler
+
+    def on_close(self, handler: Callable[[dict[str, Any]], None]) -> None:
+        self.close_handler = handler
+
+    def close(self) -> None:
+        self.closed = True
+
+    def deliver(self, data: dict[str, Any]) -> None:
+        assert self.handler is not None
+        self.handler({"content": {"data": data}})
+
+
+def connected(path: str = "work/a.ipynb") -> tuple[Bridge, FakeComm]:
+    bridge, comm = Bridge(), FakeComm()
+    bridge.opened(comm, {"content": {"data": {**HELLO, "path": path}}})
+    return bridge, comm
+
+
+async def next_request(comm: FakeComm) -> dict[str, Any]:
+    for _ in range(1000):  # the request is sent before the first await that waits
+        if comm.sent:
+            return comm.sent[-1]
+        await asyncio.sleep(0)
+    raise AssertionError("no request was sent")
+
+
+def test_the_hello_connects_and_names_the_notebook() -> None:
+    bridge, _ = connected()
+    assert bridge.connected
+    assert bridge.hello == Hello("0.1.0", "lab", "work/a.ipynb")
+
+
+@pytest.mark.parametrize(
+    "hello",
+    [
+        {**HELLO, "protocol": PROTOCOL + 1, "path": "a.ipynb"},
+        {**HELLO, "path": ["not", "a", "string"]},
+        {"type": "hello"},
+    ],
+)
+def test_a_hello_we_do_not_speak_does_not_connect(hello: dict[str, Any]) -> None:
+    bridge, comm = Bridge(), FakeComm()
+    bridge.opened(comm, {"content": {"data": hello}})
+    assert not bridge.connected
+    assert bridge.refused is not None
+
+
+async def test_a_request_gets_the_reply_with_its_id() -> None:
+    bridge, comm = connected()
+    task = asyncio.ensure_future(bridge.request("read", {"images": False}))
+    request = await next_request(comm)
+    assert request["type"] == "request"
+    assert request["method"] == "read"
+    assert request["params"] == {"images": False}
+    comm.deliver({"type": "reply", "id": "not-" + request["id"], "ok": True, "result": {"x": 0}})
+    comm.deliver({"type": "reply", "id": request["id"], "ok": True, "result": {"cells": []}})
+    assert await task == {"cells": []}
+
+
+async def test_a_reply_from_a_subshell_thread_settles_on_the_loop() -> None:
+    bridge, comm = connected()
+    task = asyncio.ensure_future(bridge.request("read", {}))
+    request = await next_request(comm)
+    reply = {"type": "reply", "id": request["id"], "ok": True, "result": {"cells": [1]}}
+    thread = threading.Thread(target=comm.deliver, args=(reply,))
+    thread.start()
+    thread.join()
+    assert await asyncio.wait_for(task, 5) == {"cells": [1]}
+
+
+async def test_a_frontend_that_fails_says_why() -> None:
+    bridge, comm = connected()
+    task = asyncio.ensure_future(bridge.request("read", {}))
+    request = await next_request(comm)
+    comm.deliver({"type": "reply", "id": request["id"], "ok": False, "error": "model gone"})
+    with pytest.raises(BridgeError, match="model gone"):
+        await task
+
+
+async def test_a_silent_frontend_times_out() -> None:
+    bridge, _ = connected()
+    with pytest.raises(BridgeError, match="did not answer"):
+        await bridge.request("read", {}, timeout=0.01)
+
+
+async def test_closing_the_comm_fails_what_waits_and_disconnects() -> None:
+    bridge, comm = connected()
+    task = asyncio.ensure_future(bridge.request("read", {}))
+    await next_request(comm)
+    assert comm.close_handler is not None
+    comm.close_handler({})
+    with pytest.raises(BridgeError, match="closed"):
+        await asyncio.wait_for(task, 5)
+    assert not bridge.connected
+    with pytest.raises(BridgeError, match="not connected"):
+        await bridge.request("read", {})
+
+
+async def test_a_reloaded_page_replaces_the_old_comm() -> None:
+    bridge, old = connected("old.ipynb")
+    task = asyncio.ensure_future(bridge.request("read", {}))
+    await next_request(old)
+    new = FakeComm()
+    bridge.attach(new)  # the kernel's own announce, before the page's hello
+    assert not bridge.connected
+    with pytest.raises(BridgeError, match="reconnected"):
+        await asyncio.wait_for(task, 5)
+    new.deliver({**HELLO, "path": "new.ipynb"})
+    assert bridge.hello is not None and bridge.hello.path == "new.ipynb"
+    assert old.close_handler is not None
+    old.close_handler({})  # the old comm's late close does not disconnect the new one
+    assert bridge.connected
+
+
+def test_doctor_says_connected_and_for_which_notebook() -> None:
+    bridge, _ = connected("work/a.ipynb")
+    check = bridge_check(bridge, "lab", vscode=False)
+    assert check is not None and check.ok
+    assert "connected" in check.detail and "JupyterLab" in check.detail
+    assert "work/a.ipynb" in check.detail
+
+
+def test_doctor_says_what_to_do_without_the_bridge() -> None:
+    check = bridge_check(Bridge(), "lab", vscode=False)
+    assert check is not None and not check.ok
+    assert "saved file" in check.detail
+    assert "jupyter labextension list" in check.detail
+    stale = Bridge()
+    stale.opened(FakeComm(), {"content": {"data": {**HELLO, "protocol": 99, "path": "a"}}})
+    check = bridge_check(stale, "lab", vscode=False)
+    assert check is not None and not check.ok and "reload the page" in check.detail
+
+
+def test_doctor_explains_the_frontends_without_a_bridge() -> None:
+    vscode = bridge_check(None, "lab", vscode=True)
+    headless = bridge_check(None, "headless", vscode=False)
+    assert vscode is not None and "VS Code" in vscode.detail and "saved file" in vscode.detail
+    assert headless is not None and "headless" in headless.detail
+    assert bridge_check(None, "terminal", vscode=False) is None

@@ -1,0 +1,298 @@
+"""``mcp__byre__notebook`` (docs/bridge.md): the cells from the frontend bridge with unsaved
+edits, or from the saved file marked as possibly behind the screen; the asking cell and the
+cells edited since they ran are marked; selections, bounds, images and redaction."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+from byre_jupyter.tools import kernel_tools
+from byre_jupyter.tools.bounded import ToolLimits
+from byre_jupyter.tools.notebook import Cell, NotebookRead, read_notebook, render_notebook, select
+from byre_jupyter.tools.notebook_bridge import PROTOCOL, Bridge
+
+from .helpers import PNG_MAGIC, images_of, text_of
+from .test_notebook_bridge import FakeComm
+
+PNG = PNG_MAGIC + b"\x00" * 16
+SECRET = "sk-ant-api03-" + "x" * 60
+
+
+def notebook_file(tmp_path: Path, cells: list[dict[str, Any]]) -> str:
+    path = tmp_path / "saved.ipynb"
+    path.write_text(
+        json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells})
+    )
+    return str(path)
+
+
+def code(cell_id: str, source: str, count: int | None = None, outputs: Any = ()) -> dict[str, Any]:
+    return {
+        "id": cell_id,
+        "cell_type": "code",
+        "source": source,
+        "execution_count": count,
+        "metadata": {},
+        "outputs": list(outputs),
+    }
+
+
+def answering_bridge(cells: list[dict[str, Any]], *, dirty: bool = True) -> Bridge:
+    """A bridge whose frontend answers every read with ``cells``, as the extension does."""
+    bridge, comm = Bridge(), FakeComm()
+    hello = {"type": "hello", "protocol": PROTOCOL, "version": "0.1.0", "frontend": "lab"}
+    bridge.opened(comm, {"content": {"data": {**hello, "path": "work/live.ipynb"}}})
+    send = comm.send
+
+    def reply(data: dict[str, Any]) -> None:
+        send(data)
+        result = {"path": "work/live.ipynb", "dirty": dirty, "cells": cells}
+        answer = {"type": "reply", "id": data["id"], "ok": True, "result": result}
+        asyncio.get_running_loop().call_soon(comm.deliver, answer)
+
+    comm.send = reply  # type: ignore[method-assign]
+    return bridge
+
+
+def render(read: NotebookRead | str, **kwargs: Any) -> str:
+    assert isinstance(read, NotebookRead), read
+    options: dict[str, Any] = {
+        "asking": None,
+        "ran": lambda n: None,
+        "images": False,
+        "limits": ToolLimits(),
+    }
+    options.update(kwargs)
+    return text_of(render_notebook(read, range(len(read.cells)), **options))
+
+
+async def test_the_live_notebook_holds_unsaved_edits() -> None:
+    bridge = answering_bridge([code("a", "x = 2  # typed, not saved", 1)])
+    read = await read_notebook(bridge, "/nowhere.ipynb", images=False)
+    text = render(read)
+    assert "x = 2  # typed, not saved" in text
+    assert "live from the notebook on screen" in text and "not saved yet" in text
+    assert "may lag" not in text
+
+
+async def test_without_the_bridge_the_saved_file_is_read_and_marked(tmp_path: Path) -> None:
+    path = notebook_file(
+        tmp_path,
+        [code("a", "x = 1", 1), {"id": "m", "cell_type": "markdown", "source": ["# T", "itle"]}],
+    )
+    for bridge in (None, Bridge()):  # no bridge, or one that never said hello
+        read = await read_notebook(bridge, path, images=False)
+        text = render(read)
+        assert "from the saved file" in text and "may lag behind the screen" in text
+        assert "x = 1" in text and "# Title" in text and "markdown" in text
+
+
+async def test_a_bridge_that_fails_falls_back_to_the_file_and_says_so(tmp_path: Path) -> None:
+    path = notebook_file(tmp_path, [code("a", "saved source")])
+    bridge, comm = Bridge(), FakeComm()
+    hello = {"type": "hello", "protocol": PROTOCOL, "version": "0", "frontend": "lab", "path": "p"}
+    bridge.opened(comm, {"content": {"data": hello}})
+    send = comm.send
+
+    def fail(data: dict[str, Any]) -> None:
+        send(data)
+        answer = {"type": "reply", "id": data["id"], "ok": False, "error": "no model"}
+        asyncio.get_running_loop().call_soon(comm.deliver, answer)
+
+    comm.send = fail  # type: ignore[method-assign]
+    text = render(await read_notebook(bridge, path, images=False))
+    assert "saved source" in text and "no model" in text and "may lag" in text
+
+
+async def test_no_bridge_and_no_path_is_a_clear_error() -> None:
+    read = await read_notebook(None, None, images=False)
+    assert isinstance(read, str) and "JPY_SESSION_NAME" in read
+
+
+async def test_an_unreadable_file_is_a_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.ipynb"
+    bad.write_text("{not json")
+    read = await read_notebook(None, str(bad), images=False)
+    assert isinstance(read, str) and "could not be read" in read
+
+
+def test_the_asking_cell_and_edited_cells_are_marked() -> None:
+    read = NotebookRead(
+        (
+            Cell("a", "code", "x = 2", 1),  # ran as "x = 1", edited since
+            Cell("b", "code", "y = 1", 2),  # ran as is
+            Cell("c", "code", "%%claude\nwhy?", 3),
+            Cell("d", "code", "z = 1", None),
+        ),
+        where="n.ipynb",
+        live=True,
+    )
+    history = {1: "x = 1\n", 2: "y = 1\n", 3: "%%claude\nwhy?\n"}
+    text = render(read, asking="c", ran=history.get)
+    blocks = {block.split(" · ")[1]: block for block in text.split("--- ")[1:]}
+    assert "edited since it ran" in blocks["id a"]
+    assert "edited" not in blocks["id b"]
+    assert "the %%claude cell asking you" in blocks["id c"]
+    assert "not run" in blocks["id d"] and "edited" not in blocks["id d"]
+
+
+def test_outputs_are_summarised_like_the_other_read_tools() -> None:
+    traceback = [
+        "\x1b[0;31mZeroDivisionError\x1b[0m Traceback",
+        "----> 1 1/0",
+        "ZeroDivisionError: division by zero",
+    ]
+    cell = Cell(
+        "a",
+        "code",
+        "print('hi'); 1/0",
+        4,
+        (
+            {"output_type": "stream", "name": "stdout", "text": ["hi\n"]},
+            {
+                "output_type": "error",
+                "ename": "ZeroDivisionError",
+                "evalue": "x",
+                "traceback": traceback,
+            },
+            {
+                "output_type": "display_data",
+                "data": {"text/html": "<img src='https://evil.example/x'>"},
+            },
+            {
+                "output_type": "execute_result",
+                "data": {"text/plain": "42", "image/png": base64.b64encode(PNG).decode()},
+            },
+        ),
+    )
+    read = NotebookRead((cell,), where="n.ipynb", live=True)
+    text = render(read)
+    assert "[stdout]\nhi" in text
+    assert "----> 1 1/0" in text and "\x1b" not in text
+    assert "evil.example" not in text and "[html output]" in text  # HTML is never passed on
+    assert "[image image/png]" in text and "42" in text
+    with_images = render_notebook(
+        read, [0], asking=None, ran=lambda n: None, images=True, limits=ToolLimits()
+    )
+    assert images_of(with_images) == [PNG]
+    assert (
+        images_of(
+            render_notebook(
+                read, [0], asking=None, ran=lambda n: None, images=False, limits=ToolLimits()
+            )
+        )
+        == []
+    )
+
+
+def test_the_result_is_bounded() -> None:
+    huge = Cell(
+        "a",
+        "code",
+        "print('x' * 10**7)",
+        1,
+        ({"output_type": "stream", "name": "stdout", "text": "x" * 10**7},),
+    )
+    many = tuple(Cell(f"c{i}", "code", "y" * 5000, i) for i in range(500))
+    limits = ToolLimits(max_output_chars=20_000)
+    for cells in ((huge,), many):
+        read = NotebookRead(cells, where="n.ipynb", live=True)
+        text = text_of(
+            render_notebook(
+                read,
+                range(len(cells)),
+                asking=None,
+                ran=lambda n: None,
+                images=False,
+                limits=limits,
+            )
+        )
+        assert len(text) < 40_000
+
+
+def test_selections() -> None:
+    cells = [Cell(i, "code", i, None) for i in ("a", "b", "c", "d")]
+    assert select(cells, {}) == ([0, 1, 2, 3], None)
+    assert select(cells, {"cell": "c"}) == ([2], None)
+    assert select(cells, {"start": "b", "end": "c"}) == ([1, 2], None)
+    assert select(cells, {"start": "c"}) == ([2, 3], None)
+    for bad, why in (
+        ({"cell": "zz"}, "no cell with id 'zz'"),
+        ({"start": "d", "end": "a"}, "comes after"),
+        ({"cell": "a", "end": "b"}, "either"),
+        ({"cell": 3}, "no cell with id"),
+    ):
+        indices, error = select(cells, bad)
+        assert indices == [] and error is not None and why in error
+
+
+async def test_the_tool_redacts_and_reads_the_saved_file(
+    tmp_path: Path, shell: InteractiveShell
+) -> None:
+    path = notebook_file(
+        tmp_path,
+        [
+            code(
+                "a",
+                f"key = {SECRET!r}",
+                1,
+                [{"output_type": "stream", "name": "stdout", "text": SECRET}],
+            )
+        ],
+    )
+    tools = {
+        t.name: t
+        for t in kernel_tools(
+            shell, read_policy=lambda: "allow", notebook_path=lambda: path, asking_cell=lambda: "a"
+        )
+    }
+    result = await tools["notebook"].function({})
+    text = text_of(result)
+    assert SECRET not in text and "[redacted]" in text
+    assert "may lag behind the screen" in text and "asking you" in text
+    refused = await tools["notebook"].function({"cell": "nope"})
+    assert refused.is_error and "no cell with id" in text_of(refused)
+
+
+@pytest.mark.parametrize("policy", ["deny"])
+async def test_the_tool_follows_the_read_policy(
+    tmp_path: Path, shell: InteractiveShell, policy: str
+) -> None:
+    path = notebook_file(tmp_path, [code("a", "x = 1")])
+    tools = {
+        t.name: t
+        for t in kernel_tools(shell, read_policy=lambda: policy, notebook_path=lambda: path)
+    }
+    result = await tools["notebook"].function({})
+    assert result.is_error and "x = 1" not in text_of(result)
+
+
+def test_widget_outputs_and_the_asking_cells_own_outputs_are_not_reprs() -> None:
+    widget = {
+        "output_type": "display_data",
+        "data": {
+            "application/vnd.jupyter.widget-view+json": {"model_id": "m"},
+            "text/plain": "VBox(children=(HBox(children=(HTML(value='Session')",
+        },
+    }
+    answered = {**widget, "data": {**widget["data"], "text/markdown": "An earlier answer"}}
+    read = NotebookRead(
+        (
+            Cell("old", "code", "%%claude\nearlier", 1, (widget, answered)),
+            Cell("now", "code", "%%claude\nnow", None, (widget,)),
+        ),
+        where="n.ipynb",
+        live=True,
+    )
+    text = render(read, asking="now")
+    assert "VBox" not in text
+    assert "[widget]" in text and "An earlier answer" in text
+    asking = text.split("--- ")[2]
+    assert "[display]" not in asking
