@@ -199,6 +199,8 @@ def _bounded_tables(text: str) -> str:
     for n in range(len(lines) - 1, 0, -1):
         line = lines[n]
         if line.count("|") < MAX_TABLE_COLUMNS or not _DELIMITER_ROW.match(line):
+            continue  # (a row has at most one cell more than it has pipes)
+        if len(_cells(line)) <= MAX_TABLE_COLUMNS:
             continue
         if any(span.start <= starts[n] < span.end for span in code):
             continue  # a table-like line in code is code

@@ -219,6 +219,12 @@ def _as_written(text: str) -> str:
     return f"{text}\n{still_open.opener}" if still_open else text
 
 
+def _trimmed(text: str) -> str:
+    """Model text without its blank first and last lines; the first line keeps its indent
+    (four spaces make it code, not a fence: not ``strip()``)."""
+    return text.lstrip("\n").rstrip()
+
+
 def _md_blocks(blocks: list[BlockView], numbers: dict[str, int], prose: Prose) -> list[str]:
     return [part for b in blocks for part in [_md_block(b, numbers, prose)] if part]
 
@@ -231,14 +237,14 @@ def _md_block(block: BlockView, numbers: dict[str, int], prose: Prose) -> str:
 
 @_md_block.register
 def _(block: TextView, numbers: dict[str, int], prose: Prose) -> str:
-    return prose(block.text.strip())
+    return prose(_trimmed(block.text))
 
 
 @_md_block.register
 def _(block: ThinkingView, numbers: dict[str, int], prose: Prose) -> str:
     if not block.text.strip():
         return ""
-    thinking = prose(block.text.strip())
+    thinking = prose(_trimmed(block.text))
     return "\n".join(["> *Thinking*", ">", *(f"> {line}" for line in thinking.split("\n"))])
 
 
