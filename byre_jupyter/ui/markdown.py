@@ -347,7 +347,7 @@ def split_blocks(text: str) -> list[str]:
 
 _INERT = {"<": "&lt;", "![": "&#33;[", "](": "]&#40;", "]:": "]&#58;"}
 _INERT_RE = re.compile("|".join(re.escape(k) for k in _INERT))
-_BACKSLASHED = re.compile(r"([\\`*_\[\]#|$~])")
+_BACKSLASHED = re.compile(r"([\\`*_\[\]#|$])")
 
 
 def inert_text(text: str) -> str:
