@@ -4,8 +4,8 @@ The choice (``Claude.live``): widgets when an interactive frontend sent the cell
 Notebook 7, VS Code and Positron all put the cell's ``cellId`` in the execute_request metadata;
 nbclient and papermill send no metadata at all (nbclient 0.10 calls ``kc.execute(code, ...)``,
 which has no metadata argument), so headless runs create no widget state. Without widgets, the
-answer streams as a Markdown draft (:class:`StaticSurface`) and the static bundle is written
-once, at the end.
+answer streams as a draft in parts (:class:`StaticSurface`, ``ui/draft.py``: sanitized HTML)
+and the static bundle is written once, at the end.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from ..ui import LiveView, TerminalPrinter, TurnView, static_outputs
 from ..ui.approval_card import ApprovalCard
 from ..ui.blocks import BlockView
 from ..ui.coalesce import Coalescer
-from ..ui.record import turn_markdown
+from ..ui.draft import Draft
 
 __all__ = ["Surface", "current_cell_id", "frontend_kind", "make_surface"]
 
@@ -169,41 +169,14 @@ class _NoControls:
         return None
 
 
-#: A finished part of the draft is at least this long; the refreshed tail stays below twice it.
-DRAFT_PART_CHARS = 600
-
-
-def _fence_lines(text: str) -> int:
-    return sum(1 for line in text.split("\n") if line.lstrip().startswith(("```", "~~~")))
-
-
-def _draft_cut(text: str) -> int:
-    """Where the finished prefix of ``text`` ends (0: keep it all in the tail): after a
-    paragraph, else a line, else a word."""
-    if len(text) < 2 * DRAFT_PART_CHARS:
-        return 0
-    for sep in ("\n\n", "\n", " "):
-        cut = text.rfind(sep, DRAFT_PART_CHARS)
-        if cut >= DRAFT_PART_CHARS:
-            return cut + len(sep)
-    return 0
-
-
-def _draft(text: str) -> dict[str, str]:
-    return {"text/markdown": text, "text/plain": text}
-
-
 class StaticSurface(_NoControls):
-    """No widgets: a Markdown draft while the turn runs, the static bundle at the end.
+    """No widgets: a draft while the turn runs (``ui/draft.py``: each finished part sent
+    once, in a slot of its own), the static bundle at the end.
 
-    Refreshing the whole bundle (html + markdown + plain) a few times a second costs iopub bytes
-    that grow with the square of the answer (issue 9: 56 kB for a 1.5 kB answer). So the draft
-    sends each finished part once: the slot being refreshed holds only the growing tail, and
-    when the tail is long enough its finished prefix stays where it is (a last update) and a new
-    slot below takes the rest. At the end the first slot becomes the record (the same bundle
-    as always, images after it) and the other parts' slots are emptied in place: an empty
-    bundle shows nothing. Not ``clear_output``: that would also wipe whatever else the cell
-    shows (a warning, the stale-answer mark slot).
+    At the end the first slot becomes the record (the same bundle as always, images after it)
+    and the other parts' slots are emptied in place: an empty bundle shows nothing. Not
+    ``clear_output``: that would also wipe whatever else the cell shows (a warning, the
+    stale-answer mark slot).
 
     A background (``--bg``) turn refreshes its whole bundle in place instead: by then another
     cell is running, and a clear_output would clear that cell.
@@ -222,8 +195,7 @@ class StaticSurface(_NoControls):
         self.handle = DisplayHandle()
         #: Every slot the draft has shown, the first one first.
         self._parts: list[DisplayHandle] = [self.handle]
-        #: Characters of the draft's body already sent as finished parts.
-        self._sent = 0
+        self._draft = Draft(view)
         if draft:
             self._refresh_draft(first=True)
         else:
@@ -237,25 +209,19 @@ class StaticSurface(_NoControls):
             _publish_static(self.view, self.handle, update=True)
 
     def _refresh_draft(self, *, first: bool = False) -> None:
-        body, _, footer = turn_markdown(self.view).rstrip("\n").rpartition("\n\n")
-        tail = body[self._sent :]
-        reopen = "```\n" if _fence_lines(body[: self._sent]) % 2 else ""
-        cut = _draft_cut(tail)
-        if cut:
-            part = tail[:cut]
-            close = "\n```" if _fence_lines(body[: self._sent + cut]) % 2 else ""
-            self.handle.update(_draft(reopen + part.rstrip() + close), raw=True)
-            self._sent += cut
-            tail = tail[cut:]
-            reopen = "```\n" if close else ""
+        refresh = self._draft.refresh()
+        for part in refresh.finished:
+            if first:
+                self.handle.display(part, raw=True)
+            else:
+                self.handle.update(part, raw=True)
             self.handle = DisplayHandle()
             self._parts.append(self.handle)
             first = True
-        text = f"{reopen}{tail}\n\n{footer}\n"
         if first:
-            self.handle.display(_draft(text), raw=True)
+            self.handle.display(refresh.tail, raw=True)
         else:
-            self.handle.update(_draft(text), raw=True)
+            self.handle.update(refresh.tail, raw=True)
 
     def update(self, changed: Sequence[BlockView]) -> None:
         if changed:

@@ -9,15 +9,16 @@ theme's value as fallback: the dark theme, the light theme and a page without Ju
 all read well, and nbconvert's lab template defines the same variables.
 
 Safety: the language only picks a lexer and is never written out; every token is escaped at
-the leaf; styles come from the fixed table below, and the sanitizer keeps only colour and
-font properties (:data:`CODE_STYLE_PROPERTIES`), none of which can hold a ``url()``.
+the leaf, and invisible or bidi characters in it are shown as markers (:func:`reveal_html`), so
+the code reads on screen, and copies, as it runs; styles come from the fixed table below, and
+the sanitizer keeps only colour and font properties (:data:`CODE_STYLE_PROPERTIES`), none of
+which can hold a ``url()``.
 Pure module.
 """
 
 from __future__ import annotations
 
 import functools
-import html
 import re
 
 from pygments.lexer import Lexer
@@ -34,6 +35,8 @@ from pygments.token import (
     _TokenType,
 )
 from pygments.util import ClassNotFound
+
+from byre_jupyter.ui.reveal import reveal_html
 
 __all__ = ["CODE_STYLE_PROPERTIES", "PRE_STYLE", "highlight_code", "language_of"]
 
@@ -127,11 +130,11 @@ def highlight_code(code: str, info: str | None = None) -> str:
     """``code`` as a boxed, highlighted ``<pre><code>`` (escaped; pure)."""
     lexer = _lexer(language_of(info)) if len(code) <= _MAX_HIGHLIGHTED else None
     if lexer is None:
-        body = html.escape(code, quote=False)
+        body = reveal_html(code)
     else:
         parts: list[str] = []
         for token, text in lexer.get_tokens(code):
-            escaped = html.escape(text, quote=False)
+            escaped = reveal_html(text)
             style = _style(token)
             parts.append(f'<span style="{style}">{escaped}</span>' if style else escaped)
         body = "".join(parts)

@@ -1,4 +1,4 @@
-"""Model markdown → safe HTML, and model markdown → markdown with raw HTML made inert.
+"""Model markdown → safe HTML, and model markdown → Markdown that is inert in every renderer.
 
 Model text is never trusted as HTML: a ``<script>`` in an answer must stay visible text in the
 live widget, in the saved notebook and on GitHub. And no output may load anything by itself:
@@ -15,10 +15,12 @@ Layers:
    other tag that loads, no ``src``/``srcset`` or ``on*`` attributes, ``style`` only on the
    ``pre``/``code``/``span`` of highlighted code and only with colour and font properties, only
    http/https/mailto URLs), in case mistune ever lets something through;
-3. for the ``text/markdown`` bundle (rendered by JupyterLab's marked, GitHub, nbconvert),
-   :func:`escape_markdown_html` escapes raw HTML and the ``!`` of every ``![``, so an image
-   becomes at most a link someone has to click.
+3. the saved record's ``text/markdown`` (read by whatever renderer prefers Markdown: marked,
+   markdown-it, mistune, cmark) is :func:`inert_markdown`: safe by construction, with no
+   literal ``<``, image opener or link destination outside the code fences we write
+   ourselves (docs/security.md, "Markdown we publish").
 
+Every scanner of code fences here is :func:`verbatim_spans`, one CommonMark reading.
 Pure module: no IPython or ipywidgets imports.
 """
 
@@ -27,22 +29,33 @@ from __future__ import annotations
 import functools
 import html
 import re
+from dataclasses import dataclass
 
 import mistune
 import nh3
 
-from byre_jupyter.ui.highlight import CODE_STYLE_PROPERTIES, highlight_code
+from byre_jupyter.ui.highlight import CODE_STYLE_PROPERTIES, highlight_code, language_of
+from byre_jupyter.ui.reveal import reveal
 
 __all__ = [
     "ALLOWED_TAGS",
     "MATH_IGNORE",
     "MATH_PROCESS",
+    "MAX_TABLE_COLUMNS",
+    "Verbatim",
     "clean_html",
-    "escape_markdown_html",
+    "code_fence",
     "escape_text",
+    "inert_line",
+    "inert_markdown",
+    "inert_text",
+    "normalize_newlines",
+    "open_verbatim",
     "render_markdown",
     "split_blocks",
     "tolerant_markdown",
+    "verbatim_content",
+    "verbatim_spans",
 ]
 
 #: Tags model markdown may produce (what mistune emits for CommonMark, tables, strikethrough).
@@ -63,7 +76,8 @@ _ATTRIBUTES: dict[str, set[str]] = {
     # and only colour and font properties survive (CODE_STYLE_PROPERTIES).
     "pre": {"style"},
     "code": {"style"},
-    "span": {"style"},
+    # A revealed hidden character in code is a styled span named by its title (ui/reveal.py).
+    "span": {"style", "class", "title"},
 }
 _URL_SCHEMES = {"http", "https", "mailto"}
 
@@ -140,6 +154,7 @@ def render_markdown(text: str, *, growing: bool = False) -> str:
     block are what was rendered the time before (kernel CPU, bench/RESULTS.md 3). ``growing``
     text is still being written: its last block goes through :func:`tolerant_markdown`.
     """
+    text = normalize_newlines(text)  # as mistune reads it, so the scanners see its lines
     if _WHOLE_ONLY.search(text):  # blocks tied across blank lines: render all at once
         return _render(tolerant_markdown(text) if growing else text)
     *done, last = split_blocks(text)
@@ -148,7 +163,7 @@ def render_markdown(text: str, *, growing: bool = False) -> str:
 
 
 def _render(text: str) -> str:
-    rendered = _markdown(text)
+    rendered = _markdown(_bounded_tables(text))
     assert isinstance(rendered, str)  # create_markdown() with the default renderer
     return clean_html(rendered)
 
@@ -165,12 +180,43 @@ def _render_block(text: str) -> str:
     return _render_cached(text) if len(text) <= _CACHED_BLOCK_CHARS else _render(text)
 
 
+#: Wider tables are shown as text: mistune's table costs grow with rows times columns (a
+#: 5,000-column table took seconds per render, on the kernel's loop; bench/RESULTS.md).
+MAX_TABLE_COLUMNS = 64
+_DELIMITER_ROW = re.compile(r"^ {0,3}\|?(?: *:?-+:? *\|)+ *(?::?-+:? *)?$", re.MULTILINE)
+
+
+def _bounded_tables(text: str) -> str:
+    """``text`` with every table wider than :data:`MAX_TABLE_COLUMNS` made a plain code block
+    (its header line, delimiter row and the rows up to a blank line)."""
+    if text.count("|") <= MAX_TABLE_COLUMNS:
+        return text
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    code = verbatim_spans(text, math=False)
+    for n in range(len(lines) - 1, 0, -1):
+        line = lines[n]
+        if line.count("|") < MAX_TABLE_COLUMNS or not _DELIMITER_ROW.match(line):
+            continue  # (a row has at most one cell more than it has pipes)
+        if len(_cells(line)) <= MAX_TABLE_COLUMNS:
+            continue
+        if any(span.start <= starts[n] < span.end for span in code):
+            continue  # a table-like line in code is code
+        end = n + 1
+        while end < len(lines) and lines[end].strip():
+            end += 1
+        table = "\n".join(lines[n - 1 : end])
+        lines[n - 1 : end] = ["", code_fence(table), ""]
+    return "\n".join(lines)
+
+
 # Where a text may be cut so that its pieces, each rendered alone, give exactly what the whole
 # gives: after a blank line, before a line that starts a block and cannot continue or belong to
 # an earlier one (not indented, not a list item, quote, thematic break or HTML block), and
 # outside code fences and $$ maths blocks (which blank lines do not end).
 _BLOCK_START = re.compile(r"\n\n(?=[^\s>*+\-\d<])")
-_VERBATIM_EDGE = re.compile(r"^ {0,3}(?:(`{3,}|~{3,})(.*)|\$\$[ \t]*)$", re.MULTILINE)
 # What ties blocks together beyond split_blocks' cuts: a link reference definition ("[x]: url")
 # serves links in any other block, and an HTML block that blank lines do not end (CommonMark
 # types 1-5: <pre>, <script>, <style>, <textarea>, comments, <?...?>, <!X...>, CDATA).
@@ -180,18 +226,109 @@ _WHOLE_ONLY = re.compile(
 )
 
 
+def normalize_newlines(text: str) -> str:
+    """``\\r\\n`` and a lone ``\\r`` as ``\\n``, as every Markdown renderer reads them: a scanner
+    that kept ``\\r`` inside a line would see one line where marked sees two."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+# --- the one fence scanner --------------------------------------------------------------------
+
+_VERBATIM_EDGE = re.compile(r"^( {0,3})(?:(`{3,}|~{3,})(.*)|\$\$[ \t]*)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Verbatim:
+    """A code fence or ``$$`` block of a text, as CommonMark (and mistune) open and close it."""
+
+    start: int  #: offset of the opening line
+    end: int  #: offset just after the closing line (or the end of the text, left open)
+    opener: str  #: the fence's run (```` ``` ````, ``~~~~``...) or ``$$``
+    info: str  #: the fence's info string (``""`` for ``$$``)
+    indent: int  #: spaces before the opener (content lines lose as many)
+    closed: bool
+
+    @property
+    def math(self) -> bool:
+        return self.opener == "$$"
+
+
+def verbatim_spans(text: str, *, math: bool = True) -> list[Verbatim]:
+    """Where code fences (and, with ``math``, ``$$`` blocks) are in ``text`` (newlines already
+    normalised): an opener is indented at most three spaces, a backtick fence's info string
+    has no backtick; a fence closes on a line of its own character, at least as long, with
+    only spaces after it; one left open runs to the end. The one scanner of this package:
+    block splitting, streaming tolerance, the inert Markdown and the draft all use it."""
+    spans: list[Verbatim] = []
+    opened: re.Match[str] | None = None
+    for edge in _VERBATIM_EDGE.finditer(text):
+        fence, info = edge.group(2), edge.group(3)
+        if fence is None and not math:
+            continue
+        if opened is None:
+            if fence is not None and fence[0] == "`" and "`" in info:
+                continue  # inline code, not a fence
+            opened = edge
+            continue
+        opener = opened.group(2) or "$$"
+        if (
+            fence is None
+            if opener == "$$"
+            else fence is not None
+            and fence[0] == opener[0]
+            and len(fence) >= len(opener)
+            and not info.strip(" \t")
+        ):
+            spans.append(_verbatim(opened, edge.end(), closed=True))
+            opened = None
+    if opened is not None:
+        spans.append(_verbatim(opened, len(text), closed=False))
+    return spans
+
+
+def _verbatim(opened: re.Match[str], end: int, *, closed: bool) -> Verbatim:
+    return Verbatim(
+        start=opened.start(),
+        end=end,
+        opener=opened.group(2) or "$$",
+        info=(opened.group(3) or "").strip(),
+        indent=len(opened.group(1)),
+        closed=closed,
+    )
+
+
+def verbatim_content(text: str, span: Verbatim) -> str:
+    """The lines between a span's opener and its closer, without the opener's indentation."""
+    lines = text[span.start : span.end].split("\n")
+    body = lines[1:-1] if span.closed else lines[1:]
+    if not span.closed and body and body[-1] == "":
+        body = body[:-1]
+    return "\n".join(_dedent(line, span.indent) for line in body)
+
+
+def _dedent(line: str, indent: int) -> str:
+    spaces = len(line) - len(line.lstrip(" "))
+    return line[min(spaces, indent) :]
+
+
+def open_verbatim(text: str) -> Verbatim | None:
+    """The fence (or ``$$`` block) still open at the end of ``text``, if any."""
+    spans = verbatim_spans(text)
+    return spans[-1] if spans and not spans[-1].closed else None
+
+
 def split_blocks(text: str) -> list[str]:
     """``text`` cut into pieces that render alone as they do together (see ``_BLOCK_START``;
     unless ``_WHOLE_ONLY`` finds something in it); the pieces join back to ``text``, and the
     last is the one still growing when ``text`` is streamed."""
-    spans = _verbatim_spans(text)
+    spans = verbatim_spans(text)
     pieces: list[str] = []
     start = span = 0
     for match in _BLOCK_START.finditer(text):
         cut = match.end()
-        while span < len(spans) and spans[span][1] < cut:
+        while span < len(spans) and spans[span].end < cut:
             span += 1
-        if span < len(spans) and spans[span][0] < cut:
+        if span < len(spans) and spans[span].start < cut:
             continue  # inside a fence: a blank line does not end it
         pieces.append(text[start:cut])
         start = cut
@@ -199,127 +336,63 @@ def split_blocks(text: str) -> list[str]:
     return pieces
 
 
-def _verbatim_spans(text: str) -> list[tuple[int, int]]:
-    """Where code fences and $$ blocks are, as CommonMark (and mistune) open and close them:
-    a backtick fence's info string has no backtick; a fence closes on a line of its own
-    character, at least as long, with nothing after it; one left open runs to the end."""
-    spans: list[tuple[int, int]] = []
-    opener: str | None = None
-    opened_at = 0
-    for edge in _VERBATIM_EDGE.finditer(text):
-        fence, info = edge.group(1), edge.group(2)
-        if opener is None:
-            if fence is not None and fence[0] == "`" and "`" in info:
-                continue  # inline code, not a fence
-            opener, opened_at = fence or "$$", edge.start()
-        elif (
-            fence is None
-            if opener == "$$"
-            else fence is not None
-            and fence[0] == opener[0]
-            and len(fence) >= len(opener)
-            and not info.strip()
-        ):
-            spans.append((opened_at, edge.end()))
-            opener = None
-    if opener is not None:
-        spans.append((opened_at, len(text)))
-    return spans
+# --- Markdown that is inert in every renderer -------------------------------------------------
+#
+# Built so, not guessed: we do not try to predict what marked, markdown-it, mistune or cmark
+# will read as code (they disagree: docs/security.md, "Markdown we publish"). Outside the code
+# blocks we write ourselves, no character that opens raw HTML, an image or a link destination
+# is left literal, inside code spans or not; code blocks are our own backtick fences, longer
+# than any backtick run inside them, at column 0 between blank lines, so no renderer can end
+# them early.
+
+_INERT = {"<": "&lt;", "![": "&#33;[", "](": "]&#40;", "]:": "]&#58;"}
+_INERT_RE = re.compile("|".join(re.escape(k) for k in _INERT))
+_BACKSLASHED = re.compile(r"([\\`*_\[\]#|$])")
 
 
-# What stays verbatim must be something every CommonMark renderer also treats as code, or
-# raw HTML could slip through. So we only trust (conservatively; anything else is escaped, which
-# at worst shows a literal "&lt;" inside code):
-# * fences at column 0 (an indented fence may belong to a list item that a later unindented
-#   line closes), without a backtick in a backtick fence's info string, closed by the first line
-#   that could close them;
-# * code spans within one line, not opened by an escaped backtick, on lines without "|" (GFM
-#   splits table cells before it looks for code spans).
-_FENCE_OPEN = re.compile(r"^(`{3,}(?=[^`]*$)|~{3,})")
-_FENCE_CLOSE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*$")
-_CODE_SPAN = re.compile(r"(?<![\\`])(`+)([^`].*?)(?<!`)\1(?!`)")
-_QUOTE = re.compile(r"^( {0,3}(?:> ?)+)")
-_AUTOLINK = re.compile(r"<(https?://[^\s<>]+)>")
-# Links whose destination is a script-capable scheme: ``[x](javascript:...)`` and
-# ``[x]: javascript:...`` point at ``#harmful-link`` instead (as mistune does for HTML).
-_SCHEMES = r"(?:javascript|vbscript|data|file)\s*:"
-# The destination may hold one level of parentheses: ``javascript:alert(1)``.
-_BAD_LINK = re.compile(
-    r"\]\(\s*<?\s*" + _SCHEMES + r"[^()\s]*(?:\([^()\s]*\)[^()\s]*)*", re.IGNORECASE
-)
-_BAD_REFERENCE = re.compile(r"^(\s*\[[^\]]+\]:\s*)<?\s*" + _SCHEMES + r"\S*", re.IGNORECASE)
+def inert_text(text: str) -> str:
+    """Untrusted Markdown prose with nothing live: ``<`` is an entity (no tag, comment or
+    autolink can start), ``![`` starts no image, ``](`` and ``]:`` give no link a destination
+    (so no ``javascript:`` or tracking URL is one click away). Entities are never structure in
+    any renderer, and a code span that keeps them literal only shows them."""
+    return _INERT_RE.sub(lambda m: _INERT[m.group()], text)
 
 
-# The "!" of an image opener, unless a backslash already escapes it (an even run of
-# backslashes before it escapes only themselves).
-_IMAGE_OPENER = re.compile(r"(?<!\\)((?:\\\\)*)!\[")
+def inert_line(text: str) -> str:
+    """An untrusted one-liner (a title, a prompt preview, a notice) as plain Markdown text:
+    Markdown punctuation backslash-escaped first, then :func:`inert_text`."""
+    return inert_text(_BACKSLASHED.sub(r"\\\1", " ".join(text.split())))
 
 
-# Memoized: a draft re-escapes its whole text a few times a second while it streams, and all but
-# its last line are the lines it escaped the time before (kernel CPU, bench/RESULTS.md 3).
-@functools.lru_cache(maxsize=1024)
-def _escape_line(line: str) -> str:
-    if "|" in line:
-        return _no_images(_escape_plain(line))
+def code_fence(code: str, info: str = "") -> str:
+    """``code`` as a fenced block every renderer ends where we do: backticks one longer than
+    its longest run (at least three), hidden characters revealed (docs/security.md), the
+    info string only a language word."""
+    code = reveal(normalize_newlines(code))
+    longest = max((len(run) for run in re.findall(r"`+", code)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{language_of(info)}\n{code.rstrip(chr(10))}\n{fence}"
+
+
+def inert_markdown(text: str) -> str:
+    """Untrusted Markdown that renders inert in marked, markdown-it, mistune and CommonMark.
+
+    Code fences (as :func:`verbatim_spans` finds them) become our own :func:`code_fence`
+    between blank lines; everything else goes through :func:`inert_text`.
+    """
+    text = normalize_newlines(text)
     out: list[str] = []
     pos = 0
-    for m in _CODE_SPAN.finditer(line):
-        out.append(_escape_plain(line[pos : m.start()]))
-        out.append(m.group(0))
-        pos = m.end()
-    out.append(_escape_plain(line[pos:]))
-    # Code spans too: what looks like a span on this line may not be one to a CommonMark
-    # parser (a span opened on the line before), and a stray backslash in code is harmless.
-    return _no_images("".join(out))
-
-
-def _no_images(text: str) -> str:
-    """``![`` → ``\\![``: an escaped ``!`` and a plain link, never an image."""
-    return _IMAGE_OPENER.sub(lambda m: m.group(1) + "\\![", text)
-
-
-def _escape_plain(text: str) -> str:
-    text = _AUTOLINK.sub(r"\1", text)
-    text = _BAD_LINK.sub("](#harmful-link", text)
-    text = _BAD_REFERENCE.sub(r"\1#harmful-link", text)
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def escape_markdown_html(text: str) -> str:
-    """Make raw HTML in untrusted markdown inert while keeping the markdown itself.
-
-    Outside code fences and code spans, ``&``, ``<`` and ``>`` become entities, so
-    ``<script>`` renders as text; block-quote markers at line start are kept. Outside code
-    fences, ``![`` becomes ``\\![`` (an image becomes a link). A fence left open is closed,
-    so the next block of the bundle starts outside code, as this function assumed.
-    """
-    out: list[str] = []
-    fence: str | None = None
-    for line in text.split("\n"):
-        if fence is not None:
-            out.append(line)
-            close = _FENCE_CLOSE.match(line)
-            if close and close.group(1)[0] == fence[0] and len(close.group(1)) >= len(fence):
-                fence = None
-            continue
-        opened = _FENCE_OPEN.match(line)
-        if opened:
-            fence = opened.group(1)
-            out.append(line)
-            continue
-        quote = _QUOTE.match(line)
-        if quote:
-            out.append(quote.group(1) + _escape_line(line[quote.end() :]))
-        else:
-            out.append(_escape_line(line))
-    if fence is not None:
-        out.append(fence)
-    return "\n".join(out)
+    for span in verbatim_spans(text, math=False):
+        out.append(inert_text(text[pos : span.start]).rstrip("\n"))
+        out.append(code_fence(verbatim_content(text, span), span.info))
+        pos = span.end
+    out.append(inert_text(text[pos:]).lstrip("\n") if out else inert_text(text))
+    return "\n\n".join(part for part in out if part.strip())
 
 
 # --- half-written markdown (the live view while a block streams) ----------------------------
 
-_OPEN_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _PARTIAL_FENCE = re.compile(r"^ {0,3}(`{1,2}|~{1,2})$")
 _TABLE_LINE = re.compile(r"^ {0,3}\|")
 _DELIMITER_CELL = re.compile(r"^\s*:?-+:?\s*$")
@@ -369,26 +442,21 @@ def tolerant_markdown(text: str) -> str:
     ending = [""] if len(lines) > 1 and lines[-1] == "" else []  # text ends with a newline
     if ending:
         lines.pop()
-    fence: str | None = None
+    spans = verbatim_spans("\n".join(lines), math=False)
+    if spans and not spans[-1].closed:
+        return text  # an unclosed fence runs to the end
+    after = spans[-1].end if spans else 0  # tables and half fences only count after it
     table_start: int | None = None
+    offset = 0
     for n, line in enumerate(lines):
-        if fence is not None:
-            close = _FENCE_CLOSE.match(line)
-            if close and close.group(1)[0] == fence[0] and len(close.group(1)) >= len(fence):
-                fence = None
-            continue
-        opened = _OPEN_FENCE.match(line)
-        if opened:
-            fence = opened.group(1)
-            table_start = None
-            continue
-        if _TABLE_LINE.match(line):
-            if table_start is None:
+        if offset >= after:
+            if not _TABLE_LINE.match(line):
+                table_start = None
+            elif table_start is None:
                 table_start = n
-        else:
-            table_start = None
-    if fence is None and table_start is not None:
+        offset += len(line) + 1
+    if table_start is not None:
         lines = lines[:table_start] + _tolerant_table(lines[table_start:])
-    elif fence is None and lines and _PARTIAL_FENCE.match(lines[-1]):
+    elif lines and _PARTIAL_FENCE.match(lines[-1]):
         lines = lines[:-1]
     return "\n".join(lines + ending)

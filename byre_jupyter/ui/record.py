@@ -14,7 +14,8 @@ Safety: the HTML structure is ours; every string from the model, a tool or the w
 (or, for model markdown, rendered by :func:`render_markdown`) at the leaf. A final
 :func:`nh3.clean` pass with our own small allow-list (which keeps ``style`` attributes but no
 ``<style>``/``<script>`` tags, ``on*`` attributes or ``javascript:`` URLs) is a second fence.
-Pure module.
+The ``text/markdown`` is inert by construction (:func:`inert_markdown`, :func:`inert_line`,
+:func:`code_fence`; docs/security.md, "Markdown we publish"). Pure module.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import base64
 import functools
 import io
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import nh3
@@ -42,8 +43,12 @@ from byre_jupyter.ui.highlight import CODE_STYLE_PROPERTIES
 from byre_jupyter.ui.markdown import (
     MATH_IGNORE,
     MATH_PROCESS,
-    escape_markdown_html,
+    code_fence,
     escape_text,
+    inert_line,
+    inert_markdown,
+    normalize_newlines,
+    open_verbatim,
     render_markdown,
 )
 from byre_jupyter.ui.style import ACCENT, TURN_STYLE
@@ -201,98 +206,91 @@ def turn_html(view: TurnView) -> str:
 # --- markdown -------------------------------------------------------------------------------
 
 
-def _fence(text: str, info: str = "") -> str:
-    longest = max((len(run) for run in _backtick_runs(text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}{info}\n{text.rstrip(chr(10))}\n{fence}"
+#: How model Markdown goes into the Markdown of a turn: inert for what we publish as
+#: ``text/markdown`` (:func:`inert_markdown`), as written for a source that
+#: :func:`render_markdown` turns into sanitized HTML (the streaming draft, ``ui/draft.py``).
+Prose = Callable[[str], str]
 
 
-def _backtick_runs(text: str) -> list[str]:
-    runs: list[str] = []
-    current = ""
-    for ch in text:
-        if ch == "`":
-            current += ch
-        elif current:
-            runs.append(current)
-            current = ""
-    if current:
-        runs.append(current)
-    return runs
+def _as_written(text: str) -> str:
+    """Model Markdown as it is, a fence it left open closed: what follows is not code."""
+    text = normalize_newlines(text)
+    still_open = open_verbatim(text)
+    return f"{text}\n{still_open.opener}" if still_open else text
 
 
-def _md_plain(text: str) -> str:
-    """An untrusted one-liner as inert markdown text."""
-    escaped = escape_markdown_html(" ".join(text.split()))
-    for ch in "\\*_[]#`|$":
-        escaped = escaped.replace(ch, "\\" + ch)
-    return escaped
+def _trimmed(text: str) -> str:
+    """Model text without its blank first and last lines; the first line keeps its indent
+    (four spaces make it code, not a fence: not ``strip()``)."""
+    return text.lstrip("\n").rstrip()
 
 
-def _md_blocks(blocks: list[BlockView], numbers: dict[str, int]) -> list[str]:
-    return [part for b in blocks for part in [_md_block(b, numbers)] if part]
+def _md_blocks(blocks: list[BlockView], numbers: dict[str, int], prose: Prose) -> list[str]:
+    return [part for b in blocks for part in [_md_block(b, numbers, prose)] if part]
 
 
 @functools.singledispatch
-def _md_block(block: BlockView, numbers: dict[str, int]) -> str:
-    """One block as Markdown (model HTML stays inert); ``""`` for a type not shown."""
+def _md_block(block: BlockView, numbers: dict[str, int], prose: Prose) -> str:
+    """One block as Markdown (model text through ``prose``); ``""`` for a type not shown."""
     return ""
 
 
 @_md_block.register
-def _(block: TextView, numbers: dict[str, int]) -> str:
-    return escape_markdown_html(block.text.strip())
+def _(block: TextView, numbers: dict[str, int], prose: Prose) -> str:
+    return prose(_trimmed(block.text))
 
 
 @_md_block.register
-def _(block: ThinkingView, numbers: dict[str, int]) -> str:
+def _(block: ThinkingView, numbers: dict[str, int], prose: Prose) -> str:
     if not block.text.strip():
         return ""
-    thinking = escape_markdown_html(block.text.strip())
+    thinking = prose(_trimmed(block.text))
     return "\n".join(["> *Thinking*", ">", *(f"> {line}" for line in thinking.split("\n"))])
 
 
 @_md_block.register
-def _(block: NoticeView, numbers: dict[str, int]) -> str:
-    return f"*{_md_plain(_notice_text(block))}*"
+def _(block: NoticeView, numbers: dict[str, int], prose: Prose) -> str:
+    return f"*{inert_line(_notice_text(block))}*"
 
 
 @_md_block.register
-def _(block: ImageView, numbers: dict[str, int]) -> str:
+def _(block: ImageView, numbers: dict[str, int], prose: Prose) -> str:
     return f"(image {numbers.get(block.id, '?')} below)"
 
 
 @_md_block.register
-def _md_card(card: ToolCardView, numbers: dict[str, int]) -> str:
-    parts = [f"**{_md_plain(card_title(card, numbers))}**"]
+def _md_card(card: ToolCardView, numbers: dict[str, int], prose: Prose) -> str:
+    parts = [f"**{inert_line(card_title(card, numbers))}**"]
     shown_input = card_input_text(card)
     if shown_input:
         info = "diff" if card.diff else ("bash" if card.name == "Bash" else "")
-        parts.append(_fence(truncate(shown_input), info))
-    children = _md_blocks(card.children, numbers)
+        parts.append(code_fence(truncate(shown_input), info))
+    children = _md_blocks(card.children, numbers, prose)
     if children:
         nested = "\n\n".join(children)
         parts.append("\n".join(f"> {line}" if line else ">" for line in nested.split("\n")))
     if card.result_text:
-        parts.append(_fence(truncate(card_result_text(card))))
+        parts.append(code_fence(truncate(card_result_text(card))))
     return "\n\n".join(parts)
 
 
-def turn_markdown(view: TurnView) -> str:
-    """The whole exchange as markdown; raw HTML from the model or tools stays inert."""
+def turn_markdown(view: TurnView, *, inert: bool = True) -> str:
+    """The whole exchange as Markdown. ``inert`` (what we publish): nothing in it is live in
+    any renderer; else model text stays as written, for :func:`render_markdown` only."""
+    prose: Prose = inert_markdown if inert else _as_written
     numbers = image_numbers(view)
     attached = "".join(f" (image {numbers[i.id]} below)" for i in view.attached_images)
     prompt = "\n".join(
         f"> {line}"
         for line in (
-            f"**{_md_plain(view.session_name)}** ▸ "
-            f"{_md_plain(prompt_preview(view.prompt))}{attached}"
+            f"**{inert_line(view.session_name)}** ▸ "
+            f"{inert_line(prompt_preview(view.prompt))}{attached}"
         ).split("\n")
     )
     parts = [
         prompt,
-        *_md_blocks(view.blocks, numbers),
-        f"*{_md_plain(' · '.join(footer_parts(view)))}*",
+        *_md_blocks(view.blocks, numbers, prose),
+        f"*{inert_line(' · '.join(footer_parts(view)))}*",
     ]
     return "\n\n".join(parts) + "\n"
 

@@ -1,20 +1,28 @@
-"""Model text that tries to make an output load something by itself (issue 8, "no output loads
-anything remote"), and an auditor that says what in an HTML string could load.
+"""Model text that tries to make an output load something or run script by itself, and an
+auditor that says what in an HTML string could.
 
 :func:`corpus` returns named markdown snippets that point at ``base`` (an attacker's server,
 ``http://host:port``), each at its own path so a request counter can tell which one loaded.
+The ``script-*`` ones also try to run ``window.__pwned=1`` (:data:`PWNED`) through raw HTML
+that an escaper guessing at code spans and fences left live in some renderer (marked closes a
+fence on ```` ```~ ````, reads ``\\r`` as a line break, autolinks across a backtick...).
 :func:`loaders` lists every element or attribute of an HTML fragment that could fetch a URL
-without a click. Used by the unit tests (tests/unit/ui/test_no_remote_loads.py) and the browser
-test (tests/integration/browser/test_no_remote_loads.py).
+without a click, or run script (``on*`` attributes, ``javascript:`` links). Used by the unit
+tests (tests/unit/ui/test_no_remote_loads.py, test_markdown_renderers.py) and the browser
+tests (tests/integration/browser/test_no_remote_loads.py, test_markdown_draft.py).
 """
 
 from __future__ import annotations
 
 import base64
+import re
 import urllib.parse
 from html.parser import HTMLParser
 
-__all__ = ["SAFE_TAGS", "corpus", "corpus_text", "loaders"]
+__all__ = ["PWNED", "SAFE_TAGS", "corpus", "corpus_text", "loaders", "script_corpus"]
+
+#: The side effect the ``script-*`` snippets try to cause: proof that script ran.
+PWNED = "window.__pwned=1"
 
 #: Every tag our outputs may hold (what render_markdown emits plus the static bundle's frame).
 SAFE_TAGS = frozenset(
@@ -26,9 +34,12 @@ SAFE_TAGS = frozenset(
 )  # fmt: skip
 #: Attributes that cannot fetch anything by themselves (``href`` only on ``<a>``).
 _SAFE_ATTRS = frozenset(
-    {"title", "align", "start", "class", "rel", "style", "role", "aria-live", "aria-hidden"}
+    {"title", "align", "start", "class", "rel", "style", "role", "aria-live", "aria-hidden", "id"}
 )
 _STYLE_LOADERS = ("url", "image", "@import", "expression", "\\", "src")
+# A link whose target runs script or is data when clicked: the browser drops tabs and
+# newlines from a URL before it reads the scheme.
+_SCRIPT_SCHEME = re.compile(r"^\s*(?:javascript|vbscript|data)\s*:", re.IGNORECASE)
 
 
 def corpus(base: str) -> dict[str, str]:
@@ -120,6 +131,49 @@ def corpus(base: str) -> dict[str, str]:
         "html-entities": f"&lt;img src={u}/entity-img&gt; &#60;img src={u}/entity-num&#62;",
         "reference-title-multiline": f"![rt][rt]\n\n[rt]: {u}/ref-title\n  'multi\n  line'",
         "footnote-like": f"![^1]\n\n[^1]: {u}/footnote",
+        **script_corpus(base),
+    }
+
+
+def _img(base: str, name: str) -> str:
+    return f'<img src="{base}/{name}" onerror="{PWNED}">'
+
+
+def script_corpus(base: str) -> dict[str, str]:
+    """Raw HTML that renderers and a guessing escaper disagree about: code to one, live HTML to
+    another. Each loads ``base + "/<name>"`` and sets :data:`PWNED` if it ever runs."""
+    u = base
+
+    def img(name: str) -> str:
+        return _img(u, name)
+
+    return {
+        # A fence closed, for marked only, by a line the others take for content.
+        "script-fence-tilde": f"```\nx\n```~\n{img('script-fence-tilde')}\n```",
+        "script-fence-cr": f"```\nx\n```\r{img('script-fence-cr')}\n```",
+        "script-fence-crlf": f"~~~\r\nx\r\n~~~\r\n{img('script-fence-crlf')}\r\n~~~",
+        # A backtick a link or an autolinked URL swallows: no code span forms around the HTML.
+        "script-link-dest": f"[a](http://x.invalid/`) {img('script-link-dest')} `",
+        "script-link-title": f'[a](http://x.invalid "`") {img("script-link-title")} `',
+        "script-autolink": f"see http://x.invalid/` {img('script-autolink')} `",
+        "script-www": f"see www.x.invalid/` {img('script-www')} `",
+        # A code span to a Markdown renderer, raw HTML once a title's backticks are escaped.
+        "script-code-span": f"`{img('script-code-span')}`",
+        "script-escaped-ticks": f"\\`{img('script-escaped-ticks')}\\`",
+        # Fences that are not fences to everyone.
+        "script-indented-fence": f"    ```\n{img('script-indented-fence')}\n```",
+        "script-info-backtick": f"```js`x`\n{img('script-info-backtick')}\n```",
+        "script-list-fence": f"- a\n\n  ```\n  x\n{img('script-list-fence')}\n  ```",
+        "script-quote-fence": f"> ```\n{img('script-quote-fence')}\n> ```",
+        "script-nested-fence": f"````\n```\n````\n{img('script-nested-fence')}\n```",
+        # Spans that end where one renderer says and not another.
+        "script-double-ticks": f"``a`{img('script-double-ticks')}`` and `b``",
+        "script-table-span": f"| `a | {img('script-table-span')}` |\n|-|-|\n| 1 | 2 |",
+        "script-html-block": f"<div>\n\n{img('script-html-block')}\n\n</div>",
+        "script-entity-link": "[click](java&#115;cript:window.__pwned=1)",
+        "script-tab-link": "[click](<java\tscript:window.__pwned=1>)",
+        "script-svg": f'<svg><animate onbegin="{PWNED}" attributeName=x dur=1s>',
+        "script-bidi-code": "```python\naccess = 'user' \u202e# admin \u2066\n```",
     }
 
 
@@ -139,6 +193,8 @@ class _Audit(HTMLParser):
         for name, value in attrs:
             value = value or ""
             if name == "href" and tag == "a":
+                if _SCRIPT_SCHEME.match(re.sub(r"[\t\n\r]", "", value)):
+                    self.found.append(f"<a href={value[:80]!r}>")
                 continue
             if name not in _SAFE_ATTRS:
                 self.found.append(f"<{tag} {name}={value[:80]!r}>")

@@ -18,7 +18,7 @@ from support.hostile_markdown import corpus, corpus_text, loaders
 
 from byre_jupyter.ui import record
 from byre_jupyter.ui.live import LIVE_CSS
-from byre_jupyter.ui.markdown import clean_html, escape_markdown_html, render_markdown
+from byre_jupyter.ui.markdown import clean_html, inert_markdown, render_markdown
 from byre_jupyter.ui.record import static_outputs, turn_html, turn_markdown
 
 from . import fixtures as fx
@@ -46,7 +46,7 @@ def test_rendered_html_has_nothing_that_loads(name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(CORPUS))
 def test_markdown_fallback_renders_no_image(name: str) -> None:
-    markdown = escape_markdown_html(CORPUS[name])
+    markdown = inert_markdown(CORPUS[name])
     html = _markdown_to_html(markdown)
     assert loaders(html) == [], (markdown, html)
 
@@ -65,9 +65,12 @@ def test_a_blocked_image_stays_visible_as_inert_text() -> None:
     html = render_markdown(CORPUS["inline"])
     assert "chart" in html and f"{BASE}/inline?k=sk-ant-api03-SECRET" in html
     assert "not loaded" in html
-    # In the markdown fallback it is at most a link someone has to click.
-    md_html = _markdown_to_html(escape_markdown_html(CORPUS["inline"]))
-    assert f'<a href="{BASE}/inline?k=sk-ant-api03-SECRET">chart</a>' in md_html
+    # In the Markdown we publish it is text, its URL at most a bare link to click.
+    md_html = _markdown_to_html(inert_markdown(CORPUS["inline"]))
+    assert "<img" not in md_html and "![chart](" in md_html.replace("&#33;", "!").replace(
+        "&#40;", "("
+    )
+    assert f"{BASE}/inline?k=sk-ant-api03-SECRET" in md_html
     # Code keeps its text exactly.
     code = render_markdown("`![x](http://h/y)`")
     assert "<code>![x](http://h/y)</code>" in code
@@ -76,7 +79,7 @@ def test_a_blocked_image_stays_visible_as_inert_text() -> None:
 def test_embedded_data_image_in_model_text_is_not_shown() -> None:
     for name in ("data-png", "data-svg"):
         assert "data:image" not in render_markdown(CORPUS[name]).split("not loaded")[0]
-        assert "<img" not in _markdown_to_html(escape_markdown_html(CORPUS[name]))
+        assert "<img" not in _markdown_to_html(inert_markdown(CORPUS[name]))
 
 
 def _hostile_turn() -> list[fx.Wire]:
