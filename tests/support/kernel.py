@@ -20,6 +20,10 @@ from jupyter_client.manager import KernelManager
 
 from byre_jupyter.scripted import cli_env
 
+#: What a %%claude kernel test runs first (the shared ``kernel`` fixture too): the extension,
+#: and no approval cards, since no one is there to click them.
+LOAD = "%load_ext byre_jupyter\n%config Claude.permission_mode = 'bypassPermissions'"
+
 
 @dataclass
 class CellRun:

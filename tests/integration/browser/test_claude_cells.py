@@ -23,6 +23,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from support.kernel import LOAD
 from support.rig import tiny_png
 
 from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, ScriptedRequest, Text, ToolUse
@@ -32,7 +33,6 @@ from .harness import ARTIFACTS, LabPage, new_notebook, wait_until
 
 pytestmark = pytest.mark.cli
 
-LOAD = '%load_ext byre_jupyter\n%config Claude.permission_mode = "bypassPermissions"'
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 STATIC_MIMES = {"text/markdown", "text/html", "text/plain"}
 GRACE_S = 3.0  # Claude.interrupt_grace default: Stop/■ → turn over, before the CLI is killed

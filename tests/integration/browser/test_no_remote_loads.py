@@ -31,7 +31,7 @@ from typing import Any
 import nbformat
 import pytest
 from support.hostile_markdown import corpus, corpus_text
-from support.rig import cli_env_for, tiny_png
+from support.rig import tiny_png
 
 from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, Text, Thinking, ToolUse
 
@@ -95,15 +95,6 @@ class Counter:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
-
-
-@pytest.fixture
-def kernel_env(api: ScriptedAPI, cli_path: str, tmp_path: Path) -> dict[str, str]:
-    """The kernel environment for %%claude: the CLI env, the CLI path, a private state dir."""
-    env = cli_env_for(api.url, tmp_path / "home")
-    env["BYRE_CLAUDE_PATH"] = cli_path
-    env["BYRE_STATE_DIR"] = str(tmp_path / "state")
-    return env
 
 
 @pytest.fixture
@@ -218,7 +209,7 @@ QUERY = "LEAKTEST: show me everything"
 
 
 def test_no_output_loads_anything_live_saved_untrusted_nbconvert(
-    lab: LabPage, api: ScriptedAPI, kernel_env: dict[str, str], counter: Counter, tmp_path: Path
+    lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str], counter: Counter, tmp_path: Path
 ) -> None:
     base = counter.base
     folder = f"loads-{secrets.token_hex(4)}"
@@ -237,7 +228,7 @@ def test_no_output_loads_anything_live_saved_untrusted_nbconvert(
     requests = Requests(lab.page)
     mark = requests.mark()
     open_claude_notebook(
-        lab, kernel_env, f"%%claude\n{QUERY}", sentinel_cell(counter), folder=folder
+        lab, claude_env, f"%%claude\n{QUERY}", sentinel_cell(counter), folder=folder
     )
     path = lab.path
     assert path is not None

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from support.kernel import LOAD
 from support.rig import cli_env_for
 
 from byre_jupyter.scripted import Reply, ScriptedAPI, Text
@@ -16,7 +17,6 @@ from .harness import LabPage, new_notebook
 
 pytestmark = pytest.mark.cli
 
-LOAD = '%load_ext byre_jupyter\n%config Claude.permission_mode = "bypassPermissions"'
 MARK = "answered on an earlier version of cell"
 
 

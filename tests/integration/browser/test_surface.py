@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.kernel import LOAD
 
 from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, Text, ToolUse
 
@@ -21,7 +22,6 @@ from .harness import ARTIFACTS, HarnessError, LabPage, new_notebook, wait_until
 
 pytestmark = pytest.mark.cli
 
-LOAD = '%load_ext byre_jupyter\n%config Claude.permission_mode = "bypassPermissions"'
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 STATUS = ".byre-status"
 

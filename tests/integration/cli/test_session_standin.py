@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -15,35 +13,9 @@ from byre_jupyter import CLIProcessError, ControlTimeout, Session
 from byre_jupyter.errors import LineTooLongError, ProtocolError
 from byre_jupyter.protocol import AssistantMessage
 
-STANDIN = Path(__file__).resolve().parents[2] / "support" / "standin_cli.py"
-
 # Every test starts the stand-in CLI as a process: the integration tier (the in-process
 # session tests are tests/unit/session/).
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-async def standin(tmp_path: Path) -> AsyncIterator[Callable[..., Session]]:
-    sessions: list[Session] = []
-    wrapper = tmp_path / "claude"
-    wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} {STANDIN} "$@"\n')
-    wrapper.chmod(0o755)
-
-    def make(turns: list[list[dict[str, Any]]] | None = None, **options: Any) -> Session:
-        env = dict(options.pop("env", {}))
-        if turns is not None:
-            script = tmp_path / f"script{len(sessions)}.jsonl"
-            script.write_text(
-                "\n---\n".join("\n".join(json.dumps(i) for i in t) for t in turns) + "\n"
-            )
-            env["STANDIN_SCRIPT"] = str(script)
-        session = Session(cli_path=str(wrapper), env=env, **options)
-        sessions.append(session)
-        return session
-
-    yield make
-    for session in sessions:
-        await session.close()
 
 
 async def test_garbage_and_invalid_utf8_are_reported_and_the_turn_completes(standin) -> None:
@@ -183,7 +155,6 @@ async def test_closed_session_refuses_turns(standin) -> None:
 
 
 def test_fork_argv_whole_history_and_at_a_message() -> None:
-    import sys
 
     from byre_jupyter.transport import build_argv
 

@@ -7,67 +7,51 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
-from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
-
-from byre_jupyter import Session
-
-STANDIN = Path(__file__).resolve().parents[2] / "support" / "standin_cli.py"
+from support.faults import alive
+from support.rig import STANDIN
+from support.waiting import apoll
 
 # Every test starts the stand-in CLI as a process: the integration tier (the in-process
 # session tests are tests/unit/session/).
 pytestmark = pytest.mark.slow
 
 
-def alive(pid: int | None) -> bool:
-    if pid is None:
-        return False
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
-
-
-def mute_first_start(tmp_path: Path, then: str) -> tuple[str, Path]:
-    """A CLI whose first process reads stdin but never answers (``initialize`` included);
-    later processes are ``then``. Returns the executable and the file its first pid goes to."""
-    pid_file = tmp_path / "mute.pid"
-    mute = tmp_path / "mute.py"
-    mute.write_text("import sys, time\nfor _ in sys.stdin.buffer:\n    pass\ntime.sleep(3600)\n")
-    wrapper = tmp_path / "claude-mute-first"
+def first_start_differs(tmp_path: Path, first: str, then: str) -> tuple[str, Path]:
+    """A CLI whose first process writes its pid to a file and runs the shell command ``first``;
+    later processes are ``then``. Returns the executable and the pid file."""
+    pid_file = tmp_path / "first.pid"
+    wrapper = tmp_path / "claude-first-differs"
     wrapper.write_text(
         "#!/bin/sh\n"
         f'if [ ! -e "{pid_file}" ]; then echo $$ > "{pid_file}.tmp" && '
-        f'mv "{pid_file}.tmp" "{pid_file}"; exec {sys.executable} {mute}; fi\n'
+        f'mv "{pid_file}.tmp" "{pid_file}"; {first}; fi\n'
         f'exec {then} "$@"\n'
     )
     wrapper.chmod(0o755)
     return str(wrapper), pid_file
 
 
-@pytest.fixture
-async def standin(tmp_path: Path) -> AsyncIterator[Callable[..., Session]]:
-    sessions: list[Session] = []
-    wrapper = tmp_path / "claude"
-    wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} {STANDIN} "$@"\n')
-    wrapper.chmod(0o755)
+def mute_first_start(tmp_path: Path, then: str) -> tuple[str, Path]:
+    """A CLI whose first process reads stdin but never answers (``initialize`` included)."""
+    mute = tmp_path / "mute.py"
+    mute.write_text("import sys, time\nfor _ in sys.stdin.buffer:\n    pass\ntime.sleep(3600)\n")
+    return first_start_differs(tmp_path, f"exec {sys.executable} {mute}", then)
 
-    def make(turns: list[list[dict[str, Any]]], **options: Any) -> Session:
-        script = tmp_path / f"script{len(sessions)}.jsonl"
-        script.write_text("\n---\n".join("\n".join(json.dumps(i) for i in t) for t in turns) + "\n")
-        options.setdefault("cli_path", str(wrapper))
-        session = Session(env={"STANDIN_SCRIPT": str(script)}, **options)
-        sessions.append(session)
-        return session
 
-    yield make
-    for session in sessions:
-        await session.close()
+def held_first_start(tmp_path: Path, then: str) -> tuple[str, Path, Path]:
+    """A CLI whose first process waits, before it becomes ``then``, until the test writes a
+    line to the returned FIFO: until then the session's start is under way, ``initialize``
+    unanswered. Returns the executable, the pid file and the FIFO."""
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    wrapper, pid_file = first_start_differs(tmp_path, f'read _ < "{gate}"', then)
+    return wrapper, pid_file, gate
 
 
 def sent_prompts(transcript: Path) -> list[str]:
@@ -111,13 +95,17 @@ async def test_cancel_a_queued_turn_never_sends_it_and_leaves_the_running_one_al
     assert len(sent) == 2 and "FIRST_PROMPT" in sent[0] and "THIRD_PROMPT" in sent[1], sent
 
 
-async def test_cancel_while_the_cli_starts_never_sends_the_turn(standin, tmp_path: Path) -> None:
+async def test_cancel_while_the_cli_starts_never_sends_the_turn(
+    standin, standin_cli: str, tmp_path: Path
+) -> None:
     transcript = tmp_path / "t.jsonl"
-    session = standin([[{"__deltas__": 1, "text": "ok"}]], transcript=transcript)
+    wrapper, pid_file, gate = held_first_start(tmp_path, standin_cli)
+    session = standin([[{"__deltas__": 1, "text": "ok"}]], transcript=transcript, cli_path=wrapper)
     turn = await session.send("NEVER_SENT")  # the pump now starts the CLI
-    await asyncio.sleep(0)  # let the pump take the turn and begin the start
-    await session.cancel(turn)
+    await apoll(pid_file.exists, 30, "the CLI process to start")
+    await session.cancel(turn)  # its start is under way: initialize is not answered yet
     assert (await asyncio.wait_for(turn.result(), 30)).interrupted
+    await asyncio.to_thread(gate.write_text, "go\n")  # the CLI may answer now
     assert (await session.query("SENT")).text == "ok"
     await session.close()
     sent = sent_prompts(transcript)
@@ -134,7 +122,7 @@ async def test_stop_of_a_stalled_cli_kills_it_even_when_the_caller_gives_up(stan
         if m.raw.get("status") == "stalled":
             break
     pid = session.pid
-    assert alive(pid)
+    assert pid is not None and alive(pid)
     # The caller (a cell's ■ handler) gives up long before the grace is over.
     with pytest.raises(asyncio.TimeoutError):
         await asyncio.wait_for(session.interrupt(), 0.2)
@@ -149,19 +137,13 @@ async def test_cancelled_start_kills_the_half_started_cli(standin, tmp_path: Pat
     wrapper, pid_file = mute_first_start(tmp_path, f"{sys.executable} {STANDIN}")
     session = standin([[{"__deltas__": 1, "text": "fresh"}]], cli_path=wrapper)
     start = asyncio.ensure_future(session.start())
-    for _ in range(500):
-        if pid_file.exists():
-            break
-        await asyncio.sleep(0.02)
+    await apoll(pid_file.exists, 10, "the mute CLI to start")
     pid = int(pid_file.read_text())
     assert alive(pid) and not start.done()
     start.cancel()
     with pytest.raises(asyncio.CancelledError):
         await start
-    for _ in range(250):  # the kill is SIGKILL to the group; reaping takes a moment
-        if not alive(pid):
-            break
-        await asyncio.sleep(0.02)
-    assert not alive(pid)
+    # The kill is SIGKILL to the group; reaping takes a moment.
+    await apoll(lambda: not alive(pid), 5, "the half-started CLI to die")
     assert (await asyncio.wait_for(session.query("hello"), 30)).text == "fresh"
     assert session.pid != pid

@@ -1,25 +1,21 @@
 """Fixtures of the fault, load, bad-input and security suite.
 
-Kernel tests get a kernel environment like tests/integration/kernel/test_notebook_kernel.py
-(os.environ + the CLI's isolated environment + BYRE_CLAUDE_PATH + BYRE_STATE_DIR), with a
-distinctive fake API key so the security tests can look for it. Every kernel a test starts is
+Kernel tests get the shared kernel environment (tests/conftest.py) with a distinctive fake API
+key, so the security tests can look for it. Every kernel a test starts is
 closed at the end, and then no CLI process (real or stand-in) with this test's HOME may remain.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
-import os
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from faultkit import LOAD, SECRET_KEY, STANDIN, assert_no_leftovers, installed_cli
-from support.kernel import KernelDriver
-from support.rig import cli_env_for
+from support.faults import SECRET_KEY, assert_no_leftovers
+from support.kernel import LOAD, KernelDriver
+from support.kernel import kernel_env as make_kernel_env
+from support.rig import STANDIN, find_cli
 
 from byre_jupyter.scripted import ScriptedAPI
 
@@ -30,7 +26,7 @@ def no_leftover_clis(tmp_path: Path) -> Iterator[None]:
     HOME is still running."""
     yield
     home = tmp_path / "home"
-    cli = installed_cli()
+    cli = find_cli()
     if cli is not None:
         assert_no_leftovers(cli, home)
     assert_no_leftovers(str(STANDIN), home)
@@ -47,12 +43,7 @@ def home(tmp_path: Path) -> Path:
 def kernel_env(api: ScriptedAPI, cli_path: str, tmp_path: Path, home: Path) -> dict[str, str]:
     """The shared kernel environment, but with a recognisable secret as the API key: the fault
     tests look for it in every place it must not reach."""
-    env = dict(os.environ)
-    env.update(cli_env_for(api.url, home, ANTHROPIC_API_KEY=SECRET_KEY))
-    env["BYRE_CLAUDE_PATH"] = cli_path
-    env["BYRE_STATE_DIR"] = str(tmp_path / "state")
-    env.pop("BYRE_LIVE", None)
-    return env
+    return make_kernel_env(api.url, cli_path, tmp_path, ANTHROPIC_API_KEY=SECRET_KEY)
 
 
 @pytest.fixture
@@ -77,26 +68,3 @@ def kernels(
             driver.close()
     assert_no_leftovers(cli_path, home)
     assert_no_leftovers(str(STANDIN), home)
-
-
-@pytest.fixture
-def standin_cli(tmp_path: Path) -> str:
-    """An executable that execs the stand-in CLI (tests/support/standin_cli.py)."""
-    wrapper = tmp_path / "standin-claude"
-    wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} {STANDIN} "$@"\n')
-    wrapper.chmod(0o755)
-    return str(wrapper)
-
-
-@pytest.fixture
-def standin_script(tmp_path: Path) -> Callable[[list[list[dict[str, Any]]]], str]:
-    """Write a stand-in script (one list of items per turn); returns its path."""
-    count = [0]
-
-    def write(turns: list[list[dict[str, Any]]]) -> str:
-        count[0] += 1
-        path = tmp_path / f"standin-script-{count[0]}.jsonl"
-        path.write_text("\n---\n".join("\n".join(json.dumps(i) for i in t) for t in turns) + "\n")
-        return str(path)
-
-    return write

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from faultkit import record_figure
+from support.faults import record_figure
 from support.kernel import KernelDriver
 
 from byre_jupyter import Session

@@ -12,8 +12,9 @@ from typing import Any
 
 import psutil
 import pytest
-from faultkit import alive, cli_children, poll
+from support.faults import alive, cli_children
 from support.kernel import KernelDriver
+from support.waiting import poll
 
 from byre_jupyter import ControlTimeout, Session
 from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, Text

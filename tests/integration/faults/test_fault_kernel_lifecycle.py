@@ -13,8 +13,9 @@ from pathlib import Path
 
 import psutil
 import pytest
-from faultkit import alive, cli_children, poll, record_figure
+from support.faults import alive, cli_children, record_figure
 from support.kernel import KernelDriver
+from support.waiting import poll
 
 from byre_jupyter.scripted import Hang, ScriptedAPI
 

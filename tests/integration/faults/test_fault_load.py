@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Callable
 
 import psutil
 import pytest
-from faultkit import record_figure
+from support.faults import record_figure
 from support.kernel import KernelDriver
 
 from byre_jupyter import Session

@@ -16,11 +16,12 @@ from typing import Any
 
 import nbformat
 import pytest
-from faultkit import LOAD, SECRET_KEY, STANDIN, assert_no_leftovers, cli_children, poll
 from nbclient import NotebookClient
 from nbconvert.filters.markdown_mistune import markdown2html_mistune
-from support.kernel import KernelDriver
-from support.rig import tiny_png
+from support.faults import SECRET_KEY, assert_no_leftovers, cli_children
+from support.kernel import LOAD, KernelDriver
+from support.rig import STANDIN, tiny_png
+from support.waiting import poll
 
 from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, Text, ToolUse
 

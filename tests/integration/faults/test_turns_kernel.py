@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from faultkit import alive, poll
+from support.faults import alive
 from support.kernel import CellRun, KernelDriver
+from support.waiting import poll
 
 from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, Text, ToolUse
 

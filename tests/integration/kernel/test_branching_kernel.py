@@ -8,13 +8,11 @@ import json
 from pathlib import Path
 
 import pytest
-from support.kernel import CellRun, KernelDriver
+from support.kernel import LOAD, CellRun, KernelDriver
 
 from byre_jupyter.scripted import Reply, ScriptedAPI, ScriptedRequest, Text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.cli]
-
-LOAD = "%load_ext byre_jupyter\n%config Claude.permission_mode = 'bypassPermissions'"
 
 
 def ask(kernel: KernelDriver, api: ScriptedAPI, cell: str | None, prompt: str) -> str:

@@ -13,13 +13,12 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
-from support.kernel import KernelDriver
+from support.kernel import LOAD, KernelDriver
 
 from byre_jupyter.scripted import Error, Reply, ScriptedAPI, Text, ToolUse
 
 pytestmark = [pytest.mark.kernel, pytest.mark.cli]
 
-LOAD = "%load_ext byre_jupyter\n%config Claude.permission_mode = 'bypassPermissions'"
 VSCODE = {"cellId": "vscode-notebook-cell:/tmp/x.ipynb#W1sZmlsZQ%3D%3D"}
 
 

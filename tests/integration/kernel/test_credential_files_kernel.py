@@ -112,6 +112,8 @@ def setup(workdir: Path, tmp_path: Path) -> tuple[Path, str]:
 def kernel(
     api: ScriptedAPI, cli_path: str, tmp_path: Path, workdir: Path
 ) -> Iterator[RecordingDriver]:
+    """Not the shared ``kernel``: this one records every iopub message (RecordingDriver), and
+    each test loads the extension itself with its own settings."""
     driver = RecordingDriver(kernel_env(api.url, cli_path, tmp_path), str(workdir))
     try:
         yield driver

@@ -19,15 +19,13 @@ from pathlib import Path
 
 import psutil
 import pytest
-from support.kernel import KernelDriver
-from support.kernel import kernel_env as make_kernel_env
+from support.kernel import LOAD, KernelDriver
 from support.rig import tiny_png
 
 from byre_jupyter import CLIProcessError, Session
 from byre_jupyter.scripted import Reply, ScriptedAPI, Text
 
 TIMEOUT = 90.0
-LOAD = "%load_ext byre_jupyter\n%config Claude.permission_mode = 'bypassPermissions'"
 STANDIN = Path(__file__).resolve().parents[2] / "support" / "standin_cli.py"
 # Built at run time so no credential-shaped literal sits in the repository.
 ANT_KEY = "sk-ant-api03-" + "Zk4" * 25
@@ -140,11 +138,6 @@ async def test_cli_stderr_with_a_key_is_redacted_in_the_error(
 
 
 # -- kernels ----------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def kernel_env(api: ScriptedAPI, cli_path: str, tmp_path: Path) -> dict[str, str]:
-    return make_kernel_env(api.url, cli_path, tmp_path)
 
 
 @pytest.fixture

@@ -4,28 +4,21 @@ kernel, against the scripted API (the model's calls are scripted, everything els
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.kernel import KernelDriver, kernel_env
+from support.kernel import KernelDriver
 
 from byre_jupyter.scripted import Reply, ScriptedAPI, Text, ToolUse
 
-pytestmark = [pytest.mark.kernel, pytest.mark.cli]
-
-
-@pytest.fixture
-def kernel(
-    api: ScriptedAPI, cli_path: str, tmp_path: Path, workdir: Path
-) -> Iterator[KernelDriver]:
-    env = kernel_env(api.url, cli_path, tmp_path, MPLBACKEND="Agg")
-    driver = KernelDriver(env, str(workdir))
-    try:
-        driver.run("%load_ext byre_jupyter")
-        yield driver
-    finally:
-        driver.close()
+# Agg: the figures the tools capture come from a known backend. The permission mode stays
+# "default": the tools' own approval policy is under test.
+pytestmark = [
+    pytest.mark.kernel,
+    pytest.mark.cli,
+    pytest.mark.kernel_env(MPLBACKEND="Agg"),
+    pytest.mark.kernel_setup("%load_ext byre_jupyter"),
+]
 
 
 def call_tool(api: ScriptedAPI, keyword: str, tool: str, args: dict) -> None:

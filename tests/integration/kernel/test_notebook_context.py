@@ -9,12 +9,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from support.kernel import KernelDriver
-from support.kernel import kernel_env as make_kernel_env
 
 from byre_jupyter.app.context import guard_hook, notebook_path, system_prompt
 from byre_jupyter.scripted import Reply, ScriptedAPI, Text, ToolUse
@@ -73,28 +71,16 @@ def test_notebook_path_from_vscode_or_jupyter_server(
 
 @pytest.fixture
 def workdir(tmp_path: Path) -> Path:
+    """The shared workdir, with the notebook the kernel says it runs (JPY_SESSION_NAME)."""
     path = tmp_path / "work"
     path.mkdir()
     (path / "analysis.ipynb").write_text(NOTEBOOK)
     return path
 
 
-@pytest.fixture
-def kernel(
-    api: ScriptedAPI, cli_path: str, tmp_path: Path, workdir: Path
-) -> Iterator[KernelDriver]:
-    env = make_kernel_env(api.url, cli_path, tmp_path, JPY_SESSION_NAME="work/analysis.ipynb")
-    driver = KernelDriver(env, str(workdir))
-    try:
-        load = "%load_ext byre_jupyter\n%config Claude.permission_mode = 'bypassPermissions'"
-        assert "Error" not in driver.run(load).texts()
-        yield driver
-    finally:
-        driver.close()
-
-
 @pytest.mark.kernel
 @pytest.mark.cli
+@pytest.mark.kernel_env(JPY_SESSION_NAME="work/analysis.ipynb")
 def test_first_request_tells_the_model_it_is_in_a_notebook(
     kernel: KernelDriver, api: ScriptedAPI, workdir: Path
 ) -> None:
@@ -109,6 +95,7 @@ def test_first_request_tells_the_model_it_is_in_a_notebook(
 
 @pytest.mark.kernel
 @pytest.mark.cli
+@pytest.mark.kernel_env(JPY_SESSION_NAME="work/analysis.ipynb")
 @pytest.mark.parametrize(
     "tool",
     [

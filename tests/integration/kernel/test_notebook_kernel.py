@@ -13,14 +13,12 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbclient import NotebookClient
-from support.kernel import KernelDriver
+from support.kernel import LOAD, KernelDriver
 from support.rig import tiny_png
 
 from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, Text, ToolUse
 
 pytestmark = [pytest.mark.kernel, pytest.mark.cli]
-
-LOAD = "%load_ext byre_jupyter\n%config Claude.permission_mode = 'bypassPermissions'"
 
 
 def final_bundle(run) -> dict:

@@ -7,16 +7,20 @@ and ``%claude doctor`` says connected."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.kernel import KernelDriver, kernel_env
+from support.kernel import KernelDriver
 
 from byre_jupyter.scripted import Reply, ScriptedAPI, Text, ToolUse
 
-pytestmark = [pytest.mark.kernel, pytest.mark.cli]
+# The kernel is told which notebook it runs (the saved file the no-bridge path reads).
+pytestmark = [
+    pytest.mark.kernel,
+    pytest.mark.cli,
+    pytest.mark.kernel_env(JPY_SESSION_NAME="work/analysis.ipynb"),
+]
 
 SAVED_CELL = "saved = 'what the file holds'"
 UNSAVED_CELL = "unsaved = 'typed on screen, never saved'"
@@ -44,19 +48,6 @@ def workdir(tmp_path: Path) -> Path:
     cells = [code("first", SAVED_CELL), code("asking", "%%claude\nread the notebook")]
     (work / "analysis.ipynb").write_text(json.dumps(notebook(cells)))
     return work
-
-
-@pytest.fixture
-def kernel(
-    api: ScriptedAPI, cli_path: str, tmp_path: Path, workdir: Path
-) -> Iterator[KernelDriver]:
-    env = kernel_env(api.url, cli_path, tmp_path, JPY_SESSION_NAME="work/analysis.ipynb")
-    driver = KernelDriver(env, str(workdir))
-    try:
-        driver.run("%load_ext byre_jupyter")
-        yield driver
-    finally:
-        driver.close()
 
 
 def ask_for_the_notebook(api: ScriptedAPI) -> None:

@@ -2,28 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.kernel import KernelDriver, kernel_env
+from support.kernel import KernelDriver
 
 from byre_jupyter.scripted import Reply, ScriptedAPI, Text, ToolUse
 
-pytestmark = [pytest.mark.kernel, pytest.mark.cli]
-
-
-@pytest.fixture
-def kernel(
-    api: ScriptedAPI, cli_path: str, tmp_path: Path, workdir: Path
-) -> Iterator[KernelDriver]:
-    env = kernel_env(api.url, cli_path, tmp_path)
-    driver = KernelDriver(env, str(workdir))
-    try:
-        driver.run("%load_ext byre_jupyter")
-        yield driver
-    finally:
-        driver.close()
+# The permission mode stays "default": these tests are about what the CLI asks.
+pytestmark = [
+    pytest.mark.kernel,
+    pytest.mark.cli,
+    pytest.mark.kernel_setup("%load_ext byre_jupyter"),
+]
 
 
 def script_touch(api: ScriptedAPI, workdir: Path) -> None:

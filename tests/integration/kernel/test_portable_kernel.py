@@ -16,14 +16,13 @@ from typing import Any
 
 import nbformat
 import pytest
-from support.kernel import CellRun, KernelDriver, kernel_env
+from support.kernel import LOAD, CellRun, KernelDriver, kernel_env
 
 from byre_jupyter.app.portable import FORMAT, project_folder
 from byre_jupyter.scripted import Reply, ScriptedAPI, Text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.cli]
 
-LOAD = "%load_ext byre_jupyter\n%config Claude.permission_mode = 'bypassPermissions'"
 CONVERSATION = (
     "import byre_jupyter.magics as m\n"
     "s = m._EXTENSION.manager.peek('default')\n"

@@ -8,14 +8,12 @@ from pathlib import Path
 
 import psutil
 import pytest
-from support.kernel import KernelDriver
+from support.kernel import LOAD, KernelDriver
 from support.kernel import kernel_env as make_kernel_env
 
 from byre_jupyter.scripted import Reply, ScriptedAPI, Text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.cli]
-
-LOAD = "%load_ext byre_jupyter\n%config Claude.permission_mode = 'bypassPermissions'"
 
 
 def cli_children(kernel: KernelDriver, cli_path: str) -> list[psutil.Process]:

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.kernel import KernelDriver, kernel_env
+from support.kernel import KernelDriver
 
 from byre_jupyter.scripted import Reply, ScriptedAPI, Text, ToolUse
 
@@ -41,18 +40,12 @@ traps = {"a": Trap(), "b": [Trap()]}
 """
 
 
-@pytest.fixture
-def kernel(api: ScriptedAPI, cli_path: str, tmp_path: Path) -> Iterator[KernelDriver]:
-    workdir = tmp_path / "work"
-    workdir.mkdir()
-    env = kernel_env(api.url, cli_path, tmp_path, MPLBACKEND="Agg", ANTHROPIC_API_KEY=API_KEY)
-    driver = KernelDriver(env, str(workdir))
-    try:
-        driver.run("%load_ext byre_jupyter")
-        driver.run(f"api_key = {USER_KEY!r}\n{TRAP}")
-        yield driver
-    finally:
-        driver.close()
+# The kernel's own API key is a fresh secret the tests look for; the user's namespace holds
+# another one and the trap.
+pytestmark += [
+    pytest.mark.kernel_env(MPLBACKEND="Agg", ANTHROPIC_API_KEY=API_KEY),
+    pytest.mark.kernel_setup("%load_ext byre_jupyter", f"api_key = {USER_KEY!r}\n{TRAP}"),
+]
 
 
 def _signing_key(kernel: KernelDriver) -> str:

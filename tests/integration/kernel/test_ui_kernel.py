@@ -8,12 +8,12 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-UNIT = Path(__file__).resolve().parents[2] / "unit"  # where the ui package of fixtures lives
+TESTS = Path(__file__).resolve().parents[2]  # the kernel imports support.wire from tests/
 
 CELL = f"""
 import asyncio, sys
-sys.path.insert(0, {str(UNIT)!r})
-from ui import fixtures as fx
+sys.path.insert(0, {str(TESTS)!r})
+from support import wire as fx
 from byre_jupyter.ui import TurnView, static_outputs
 from byre_jupyter.ui.live import LiveView
 from IPython.display import display, update_display

@@ -7,11 +7,10 @@ from collections.abc import Callable, Iterator
 import matplotlib
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
+from support.toolkit import Kit
 
 from byre_jupyter.tools import ApproveFn, PythonRun, PythonRunner, ToolLimits, kernel_tools
 from byre_jupyter.tools.bounded import DEFAULT_LIMITS
-
-from .helpers import Kit
 
 matplotlib.use("Agg")
 

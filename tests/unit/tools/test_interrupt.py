@@ -10,8 +10,7 @@ from collections.abc import Callable, Iterator
 from types import FrameType
 
 import pytest
-
-from .helpers import Kit, text_of
+from support.toolkit import Kit, text_of
 
 pytestmark = pytest.mark.timeout(60)
 

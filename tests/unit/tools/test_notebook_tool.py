@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
+from support.toolkit import PNG_MAGIC, images_of, text_of
 
 from byre_jupyter.tools import kernel_tools
 from byre_jupyter.tools.bounded import ToolLimits
 from byre_jupyter.tools.notebook import Cell, NotebookRead, read_notebook, render_notebook, select
 from byre_jupyter.tools.notebook_bridge import PROTOCOL, Bridge
 
-from .helpers import PNG_MAGIC, images_of, text_of
 from .test_notebook_bridge import FakeComm
 
 PNG = PNG_MAGIC + b"\x00" * 16

@@ -10,12 +10,11 @@ from collections.abc import Callable
 import pytest
 from IPython.core.displaypub import CapturingDisplayPublisher
 from IPython.core.interactiveshell import InteractiveShell
+from support.toolkit import PNG_MAGIC, Kit, images_of, text_of
 
 from byre_jupyter.session import Allow, Decision, Deny
 from byre_jupyter.session.mcp import McpServer
 from byre_jupyter.tools import PythonApproval, ToolLimits
-
-from .helpers import PNG_MAGIC, Kit, images_of, text_of
 
 TINY_PNG = (
     b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00"

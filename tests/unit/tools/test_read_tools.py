@@ -8,10 +8,9 @@ import sys
 from collections.abc import Callable
 
 from IPython.core.interactiveshell import InteractiveShell
+from support.toolkit import PNG_MAGIC, Kit, images_of, text_of
 
 from byre_jupyter.tools import ToolLimits
-
-from .helpers import PNG_MAGIC, Kit, images_of, text_of
 
 
 async def test_variables_lists_user_data_and_hides_the_rest(kit: Kit) -> None:

@@ -17,10 +17,9 @@ from typing import Any
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
+from support.toolkit import Kit, text_of
 
 from byre_jupyter.session import Allow, Decision, Deny
-
-from .helpers import Kit, text_of
 
 EFFECTS: list[str] = []
 

@@ -19,11 +19,10 @@ from typing import Any
 
 import ipywidgets as W
 import pytest
+from support import wire as fx
 
 from byre_jupyter.ui.approval_card import ApprovalCard, describe_tool_request
 from byre_jupyter.ui.record import static_outputs
-
-from . import fixtures as fx
 
 # Every character that must never reach the card as itself (the brief's list plus the other
 # Cc/Cf controls): each must show as a visible token instead.

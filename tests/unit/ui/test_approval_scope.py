@@ -14,13 +14,13 @@ import os
 from collections.abc import Iterator
 
 import pytest
+from support import wire as fx
 
 from byre_jupyter.session import Allow, Allowance, Deny
 from byre_jupyter.ui.approval_card import ApprovalCard, describe_request
 from byre_jupyter.ui.record import static_outputs
 from byre_jupyter.ui.toolinfo import allowance_choices
 
-from . import fixtures as fx
 from .test_approval import html_text, widget_texts
 
 FIRST = "touch /tmp/x/first-ok"

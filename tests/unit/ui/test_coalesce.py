@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import itertools
 
-from byre_jupyter.ui.coalesce import Coalescer
+from support.wire import ManualLoop
 
-from .fixtures import ManualLoop
+from byre_jupyter.ui.coalesce import Coalescer
 
 
 def test_ten_thousand_marks_in_one_second_give_at_most_21_flushes() -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 
+from support import wire as fx
+
 from byre_jupyter.ui.live import _rendered
 from byre_jupyter.ui.markdown import MAX_TABLE_COLUMNS, inert_markdown, render_markdown
-
-from . import fixtures as fx
 
 RLO = "\u202e"
 CODE = f"```python\naccess = 'user' {RLO}# admin \u2066\nzero\u200bwidth = 1\n```\n"

@@ -7,6 +7,7 @@ the streaming tolerance only (it stopped holding back a half-written table)."""
 from __future__ import annotations
 
 import pytest
+from support import wire as fx
 
 from byre_jupyter.ui.draft import DRAFT_PART_CHARS, Draft
 from byre_jupyter.ui.markdown import (
@@ -15,8 +16,6 @@ from byre_jupyter.ui.markdown import (
     tolerant_markdown,
     verbatim_spans,
 )
-
-from . import fixtures as fx
 
 # Neither is a fence to CommonMark (mistune, markdown-it, cmark) or marked.
 NOT_FENCES = {"indented": "    ```", "backtick-info": "```js`x`"}

@@ -6,13 +6,12 @@ import re
 from html.parser import HTMLParser
 
 import pytest
+from support import wire as fx
 
 from byre_jupyter.ui.highlight import CODE_STYLE_PROPERTIES, highlight_code, language_of
 from byre_jupyter.ui.markdown import render_markdown
 from byre_jupyter.ui.record import turn_html
 from byre_jupyter.ui.viewmodel import TurnView
-
-from . import fixtures as fx
 
 KEYWORD = "color:var(--jp-mirror-editor-keyword-color, #008000)"
 

@@ -14,13 +14,12 @@ import sys
 import zlib
 
 import pytest
+from support import wire as fx
 
 from byre_jupyter.app.config import Claude
 from byre_jupyter.ui import record
 from byre_jupyter.ui.record import static_outputs
 from byre_jupyter.ui.viewmodel import TurnView
-
-from . import fixtures as fx
 
 MB = 2**20
 SIDE = 1200  # 1200 x 1200 RGB noise: about 4.1 MB as PNG (noise does not compress)

@@ -13,6 +13,7 @@ from typing import Any, cast
 import ipywidgets as W
 import pytest
 from ipywidgets.widgets import widget as widget_module
+from support import wire as fx
 
 from byre_jupyter.protocol.messages import parse_message
 from byre_jupyter.ui import live as live_module
@@ -22,8 +23,6 @@ from byre_jupyter.ui.live import LiveView
 from byre_jupyter.ui.markdown import render_markdown
 from byre_jupyter.ui.style import RENDERED_CLASS
 from byre_jupyter.ui.viewmodel import TurnView
-
-from . import fixtures as fx
 
 MODELS = ["opus", "sonnet", "haiku"]
 

@@ -13,13 +13,12 @@ from typing import Any, cast
 
 import ipywidgets as W
 import pytest
+from support import wire as fx
 
 from byre_jupyter.protocol.messages import parse_message
 from byre_jupyter.ui.coalesce import LoopLike
 from byre_jupyter.ui.live import LiveView
 from byre_jupyter.ui.viewmodel import TurnView
-
-from . import fixtures as fx
 
 WORDS = [
     "the",

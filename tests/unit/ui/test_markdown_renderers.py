@@ -21,13 +21,13 @@ from pathlib import Path
 
 import pytest
 from nbconvert.filters.markdown_mistune import markdown2html_mistune
+from support import wire as fx
 from support.hostile_markdown import corpus, corpus_text, loaders
 
 from byre_jupyter.ui.draft import Draft
 from byre_jupyter.ui.record import static_outputs
 from byre_jupyter.ui.viewmodel import TurnView
 
-from . import fixtures as fx
 from .test_no_remote_loads import _hostile_turn
 
 pytestmark = pytest.mark.slow

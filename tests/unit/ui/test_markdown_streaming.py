@@ -5,13 +5,13 @@ from __future__ import annotations
 import re
 from typing import cast
 
+from support import wire as fx
+
 from byre_jupyter.protocol.messages import parse_message
 from byre_jupyter.ui.coalesce import LoopLike
 from byre_jupyter.ui.live import LiveView
 from byre_jupyter.ui.markdown import render_markdown, tolerant_markdown
 from byre_jupyter.ui.viewmodel import TurnView
-
-from . import fixtures as fx
 
 ANSWER = (
     "The results:\n\n"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 
+from support import wire as fx
+
 from byre_jupyter.ui.markdown import MATH_IGNORE, MATH_PROCESS, render_markdown
 from byre_jupyter.ui.record import turn_html
 from byre_jupyter.ui.viewmodel import TurnView
-
-from . import fixtures as fx
 
 
 def test_inline_maths_keeps_its_tex_in_an_element_of_its_own() -> None:

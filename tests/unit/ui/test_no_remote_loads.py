@@ -14,6 +14,7 @@ from __future__ import annotations
 import ipywidgets as W
 import mistune
 import pytest
+from support import wire as fx
 from support.hostile_markdown import corpus, corpus_text, loaders
 
 from byre_jupyter.ui import record
@@ -21,7 +22,6 @@ from byre_jupyter.ui.live import LIVE_CSS
 from byre_jupyter.ui.markdown import clean_html, inert_markdown, render_markdown
 from byre_jupyter.ui.record import static_outputs, turn_html, turn_markdown
 
-from . import fixtures as fx
 from .test_live import Harness
 
 BASE = "http://attacker.invalid:8765"

@@ -12,11 +12,10 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from support import wire as fx
 
 from byre_jupyter.ui.record import static_outputs, terminal_text
 from byre_jupyter.ui.viewmodel import TurnView
-
-from . import fixtures as fx
 
 GOLDEN = Path(__file__).parent / "golden"
 

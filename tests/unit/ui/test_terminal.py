@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import io
 
+from support import wire as fx
+
 from byre_jupyter.ui.terminal import TerminalPrinter
 from byre_jupyter.ui.viewmodel import TurnView
-
-from . import fixtures as fx
 
 
 def run(wires: list[fx.Wire]) -> tuple[str, list[str]]:

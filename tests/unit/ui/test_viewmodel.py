@@ -7,11 +7,11 @@ import os
 import subprocess
 import sys
 
+from support import wire as fx
+
 from byre_jupyter.protocol.messages import parse_message
 from byre_jupyter.ui.blocks import ImageView, NoticeView, TextView, ThinkingView, ToolCardView
 from byre_jupyter.ui.viewmodel import TurnView
-
-from . import fixtures as fx
 
 
 def test_viewmodel_static_and_terminal_import_no_ipython_or_widgets() -> None:

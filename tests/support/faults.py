@@ -1,8 +1,4 @@
-"""Helpers of the fault suite: process hunting, bounded polling, the figures file.
-
-Named ``faultkit`` (not ``helpers``) because test folders without ``__init__.py`` share one
-module namespace.
-"""
+"""Helpers of the fault suite: process hunting, the figures file, the recognisable secret."""
 
 from __future__ import annotations
 
@@ -17,22 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+
+from support.rig import TESTS
 from support.waiting import poll
 
-TESTS = Path(__file__).resolve().parents[2]
-STANDIN = TESTS / "support" / "standin_cli.py"
 FIGURES = TESTS / "artifacts" / "fault_figures.json"
 
 SECRET_KEY = "sk-ant-test-SECRET123"  # the fake API key of the kernel tests: must never leak
-LOAD = "%load_ext byre_jupyter\n%config Claude.permission_mode = 'bypassPermissions'"
-
-
-def installed_cli() -> str | None:
-    """The CLI the suite runs (as tests/conftest.py finds it), or None."""
-    candidates = [os.environ.get("BYRE_CLAUDE_PATH", "")]
-    candidates += map(str, (TESTS.parent / ".byre/cli/node_modules/@anthropic-ai").glob(
-        "claude-code-linux-*/claude"))  # fmt: skip
-    return next((p for p in candidates if p and os.access(p, os.X_OK)), None)
 
 
 def record_figure(key: str, value: Any) -> None:

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import base64
 import itertools
-import struct
-import zlib
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -18,28 +16,14 @@ from byre_jupyter.protocol.messages import Message, parse_message
 from byre_jupyter.ui.blocks import BlockView
 from byre_jupyter.ui.viewmodel import TurnView
 
+from .rig import tiny_png
+
 Wire = dict[str, Any]
 SID = "5e551011-0000-4000-8000-000000000001"
 MODEL = "claude-opus-5-5"
 
 
-def tiny_png(width: int = 2, height: int = 2, rgb: tuple[int, int, int] = (200, 30, 30)) -> bytes:
-    """A real, minimal RGB PNG."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-    row = b"\x00" + bytes(rgb) * width
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
-        + chunk(b"IDAT", zlib.compress(row * height))
-        + chunk(b"IEND", b"")
-    )
-
-
-PNG = tiny_png()
+PNG = tiny_png(2, 2)
 PNG_B64 = base64.b64encode(PNG).decode("ascii")
 PNG2 = tiny_png(3, 1, (10, 120, 240))
 PNG2_B64 = base64.b64encode(PNG2).decode("ascii")
