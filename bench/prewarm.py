@@ -35,7 +35,7 @@ from .kernel import BenchKernel
 LOAD = "%load_ext byre_jupyter\n%config Claude.permission_mode = 'bypassPermissions'"
 # Ready: the warm CLI has answered initialize (``running`` alone is true while it starts).
 READY = (
-    "import byre_jupyter.magics as m, json; s = m._EXTENSION.manager.peek('default'); "
+    "import byre_jupyter.magics as m, json; s = m._EXTENSION.conversations.peek('default'); "
     "print(json.dumps({'ready': bool(s and s.running and s.server_info)}))"
 )
 

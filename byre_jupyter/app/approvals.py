@@ -18,7 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from IPython.core.interactiveshell import InteractiveShell
 
-from ..session import Deny, McpServer, PermissionRequest, Session, SessionManager
+from ..session import Deny, McpServer, PermissionRequest, Session
 from ..session.permissions import Allow
 from ..tools import ApprovalDecision as PythonDecision
 from ..tools import PythonApproval, PythonRunner, ToolApproval, kernel_tools
@@ -51,13 +51,19 @@ class TurnOwner(Protocol):
     def notice(self, kind: str, text: str) -> None: ...
 
 
+class Sessions(Protocol):
+    """Where the approvals find a name's session (``conversation.Conversations``)."""
+
+    def peek(self, name: str) -> Session | None: ...
+
+
 class Approvals:
     """The approval routing of one extension, and its standing "always allow" answers."""
 
     def __init__(
         self,
         config: Claude,
-        sessions: SessionManager,
+        sessions: Sessions,
         shell: InteractiveShell,
         runner: PythonRunner,
     ) -> None:

@@ -1,5 +1,6 @@
 """The session layer: conversations, turns, the control channel and the in-process MCP server."""
 
+from .accounting import Ledger
 from .manager import SessionManager
 from .mcp import McpServer, McpTool, ToolResult
 from .options import SessionOptions
@@ -12,6 +13,7 @@ __all__ = [
     "Deny",
     "HookCallback",
     "ImageInput",
+    "Ledger",
     "McpServer",
     "McpTool",
     "PermissionCallback",

@@ -135,13 +135,16 @@ def test_footer_shows_each_turns_own_cost_and_totals_are_the_sum(
 def _pending_cards(kernel: KernelDriver) -> int:
     code = (
         "from byre_jupyter.magics import extension as _e\n"
-        "_t = _e().manager.peek('default').active_turn\n"
+        "_t = _e().conversations.peek('default').active_turn\n"
         "print(len(_t.owner.surface.pending) if _t is not None and _t.owner else 0)"
     )
     return int(kernel.run(code).texts().strip() or 0)
 
 
-IDLE = "from byre_jupyter.magics import extension as _e\nprint(_e().manager.peek('default').busy)"
+IDLE = (
+    "from byre_jupyter.magics import extension as _e\n"
+    "print(_e().conversations.peek('default').busy)"
+)
 
 
 def test_stop_with_a_pending_card_always_interrupts(kernel: KernelDriver, api: ScriptedAPI) -> None:
@@ -157,7 +160,7 @@ def test_stop_with_a_pending_card_always_interrupts(kernel: KernelDriver, api: S
         asked = len(api.requests)
         stop = (
             "from byre_jupyter.magics import extension as _e\n"
-            "_e().manager.peek('default').active_turn.owner.stop()"
+            "_e().conversations.peek('default').active_turn.owner.stop()"
         )
         assert kernel.run(stop).reply["status"] == "ok"
         kernel.wait(lambda: kernel.run(IDLE).texts().strip() == "False", timeout=60)

@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.kernel, pytest.mark.cli]
 LOAD = "%load_ext byre_jupyter\n%config Claude.permission_mode = 'bypassPermissions'"
 CONVERSATION = (
     "import byre_jupyter.magics as m\n"
-    "s = m._EXTENSION.manager.peek('default')\n"
+    "s = m._EXTENSION.conversations.peek('default')\n"
     "print('CONVERSATION', s.session_id if s is not None else None)"
 )
 

@@ -25,6 +25,7 @@ from byre_jupyter.protocol import (
     SystemMessage,
     TaskMessage,
     TextBlock,
+    TokenUsage,
     ToolResultBlock,
     ToolUseBlock,
     UserMessage,
@@ -225,7 +226,7 @@ def test_init_result_retry_task() -> None:
     assert isinstance(result, ResultMessage)
     assert (
         result.interrupted
-        and result.model_usage == {"m": {}}
+        and result.model_usage == {"m": TokenUsage()}
         and result.origin_kind == "task-notification"
     )
     api_fail = parse_message(
