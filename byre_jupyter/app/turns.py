@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import ByreError
-from ..protocol import ResultMessage, model_option
+from ..protocol import ResultMessage, model_label, model_option
 from ..session import Allow, Deny, PermissionRequest, Session, Turn, TurnResult
 from ..ui import TurnView
 from ..ui.approval_card import ApprovalCard
@@ -139,7 +139,7 @@ class TurnController:
             attached_images=request.images,
             image_budget=int(ext.config.max_saved_images_mb * 2**20),
         )
-        self.view.model = session.model or "default"
+        self.view.model = model_label(session.model)
         if request.background:
             # A headless run (nbclient, papermill) may end before the answer arrives: the saved
             # card must still say why it is empty (issue 11).
@@ -192,7 +192,7 @@ class TurnController:
                     view.add_notice("warning", text)
                 if self.stopped:
                     raise asyncio.CancelledError  # Stop while the CLI started: send nothing
-                self.surface.set_models(_model_values(session), session.model or "default")
+                self.surface.set_models(_model_values(session), model_label(session.model))
                 request = self.request
                 self.turn = await session.send(
                     [*request.extra_blocks, {"type": "text", "text": request.prompt}]

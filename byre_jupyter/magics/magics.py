@@ -28,7 +28,7 @@ from ..app.inputs import resolve_image
 from ..app.portable import PortableError
 from ..app.turns import TurnRequest, run_turn
 from ..errors import ByreError
-from ..protocol import model_option
+from ..protocol import model_label
 
 __all__ = ["ClaudeMagics", "parse_cell_args"]
 
@@ -250,7 +250,7 @@ class ClaudeMagics(Magics):
         session, node = self.ext.conversations.begin(args.session, plan.prompt, new=args.new)
         if args.model:
             try:
-                await session.set_model(model_option(args.model))
+                await session.set_model(args.model)
             except ByreError as e:
                 raise UsageError(f"-m {args.model}: {e}") from None
         request = TurnRequest(
@@ -357,7 +357,7 @@ class ClaudeMagics(Magics):
             state = (
                 "closed" if s.closed else "busy" if s.busy else "running" if s.running else "idle"
             )
-            model = html.escape(s.model or "default").replace("|", "\\|").replace("`", "\\`")
+            model = html.escape(model_label(s.model)).replace("|", "\\|").replace("`", "\\`")
             lines.append(
                 f"| {s.name} | {state} | {model} | `{(s.session_id or '').replace('`', '')}` | "
                 f"{paid.turns} | {dollars(paid.cost_usd)} |"
@@ -369,11 +369,9 @@ class ClaudeMagics(Magics):
     def _cmd_model(self, args: argparse.Namespace) -> str | None:
         session = self.ext.session(args.session)
         if args.model is None:
-            return session.model or "default"
-        model = model_option(args.model)
-        session.model = model  # the running CLI is switched on the loop
-        if session.running:
-            self.ext.schedule(session.set_model(model))
+            return model_label(session.model)
+        # set_model maps the name (model_option) and switches a running CLI, on the loop.
+        self.ext.schedule(session.set_model(args.model))
         return None
 
     def _cmd_new(self, args: argparse.Namespace) -> None:

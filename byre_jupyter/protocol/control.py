@@ -9,7 +9,7 @@ Control requests and responses share stdin/stdout with the messages
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 __all__ = [
@@ -18,7 +18,7 @@ __all__ = [
     "control_request",
     "error_response",
     "image_block",
-    "initialize_request",
+    "model_label",
     "model_option",
     "sniff_image_type",
     "success_response",
@@ -39,25 +39,18 @@ def model_option(name: str | None) -> str | None:
     return None if not name or name.lower() == "default" else name
 
 
+def model_label(model: str | None) -> str:
+    """What the menus and ``%claude model`` show for a session's model: ``"default"`` for the
+    CLI's own (None), the inverse of :func:`model_option`."""
+    return model or "default"
+
+
 def control_request(request_id: str, subtype: str, **fields: Any) -> dict[str, Any]:
     return {
         "type": "control_request",
         "request_id": request_id,
         "request": {"subtype": subtype, **fields},
     }
-
-
-def initialize_request(
-    request_id: str,
-    hooks: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
-    **extra: Any,
-) -> dict[str, Any]:
-    """``initialize`` must be the first control request; it carries hook registrations.
-
-    ``hooks`` maps an event name to matchers: ``{"Stop": [{"matcher": None,
-    "hookCallbackIds": ["hook_0"]}]}``.
-    """
-    return control_request(request_id, "initialize", hooks=dict(hooks) if hooks else None, **extra)
 
 
 def success_response(request_id: str, response: Mapping[str, Any] | None = None) -> dict[str, Any]:

@@ -43,6 +43,7 @@ from ..protocol import (
     sniff_image_type,
     user_message,
 )
+from ..protocol.cli_errors import CliErrorKind, classify
 from ..transport import LaunchSpec, Transport
 from ..transport.launch import bypass_allowed, bypass_refusal
 from .accounting import CostMeter, Ledger
@@ -124,6 +125,7 @@ class Session:
         self._active: Turn | None = None
         self._background: Turn | None = None
         self._stopping: asyncio.Task[list[str]] | None = None
+        self._exit_handlers: set[asyncio.Task[None]] = set()
         self._closed = False
         self._hook_ids: dict[str, HookCallback] = {}
         self._transcript = (
@@ -223,7 +225,7 @@ class Session:
             self._fork_at is None
             and self._has_history
             and self.session_id != self.options.resume
-            and "No conversation found" in error.stderr_tail
+            and classify(error.stderr_tail) is CliErrorKind.NO_CONVERSATION
         )
 
     def _launch_spec(self) -> LaunchSpec:
@@ -620,7 +622,11 @@ class Session:
         # The turns this process was running, taken now: by the time the exit is handled a
         # new process may run the next turn, which this death must not end.
         turns = (self._active, self._background)
-        asyncio.get_running_loop().create_task(self._after_exit(channel, turns))
+        task = asyncio.get_running_loop().create_task(self._after_exit(channel, turns))
+        # The loop holds tasks only weakly: kept here until it ends, or it could be collected
+        # before it has ended the dead process's turns.
+        self._exit_handlers.add(task)
+        task.add_done_callback(self._exit_handlers.discard)
 
     async def _after_exit(
         self, channel: ControlChannel, turns: tuple[Turn | None, Turn | None]

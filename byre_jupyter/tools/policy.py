@@ -80,9 +80,6 @@ def enable_hint(trait: str) -> str:
     )
 
 
-ENABLE_HINT = enable_hint("python_tool")
-
-
 @dataclass(frozen=True)
 class ApprovalDecision:
     """An approver's answer. ``approved_by`` ends up in :class:`PythonRun` (e.g. for the card)."""

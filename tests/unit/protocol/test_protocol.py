@@ -31,7 +31,6 @@ from byre_jupyter.protocol import (
     UserMessage,
     encode_line,
     image_block,
-    initialize_request,
     parse_message,
     user_message,
 )
@@ -341,9 +340,3 @@ def test_user_message_and_image_blocks() -> None:
     assert msg["message"]["content"][1]["text"] == "what?" and msg["session_id"] == "s"
     with pytest.raises(ValueError, match="not a PNG"):
         image_block(b"GIF? no")
-
-
-def test_initialize_request_carries_hooks() -> None:
-    req = initialize_request("r", {"Stop": [{"matcher": None, "hookCallbackIds": ["hook_0"]}]})
-    assert req["request"]["subtype"] == "initialize"
-    assert req["request"]["hooks"]["Stop"][0]["hookCallbackIds"] == ["hook_0"]
