@@ -1,4 +1,4 @@
-"""A session's turns as a tree, so that re-running a cell branches (issue 10).
+"""A session's turns as a tree, so that re-running a cell branches.
 
 A notebook is not a chat log: people edit cell 3 of 5 and run it again. Each turn remembers the
 cell that ran it (JupyterLab, Notebook 7 and VS Code send ``cellId`` in the execute_request's

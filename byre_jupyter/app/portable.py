@@ -1,4 +1,4 @@
-"""Portable notebooks (issue 10): a saved notebook that another machine can continue.
+"""Portable notebooks: a saved notebook that another machine can continue.
 
 The CLI keeps each conversation in its own session file,
 ``<config dir>/projects/<munged cwd>/<session id>.jsonl`` (the config dir is

@@ -197,7 +197,7 @@ class StaticSurface(_NoControls):
     """No widgets: a Markdown draft while the turn runs, the static bundle at the end.
 
     Refreshing the whole bundle (html + markdown + plain) a few times a second costs iopub bytes
-    that grow with the square of the answer (issue 9: 56 kB for a 1.5 kB answer). So the draft
+    that grow with the square of the answer (56 kB for a 1.5 kB answer). So the draft
     sends each finished part once: the slot being refreshed holds only the growing tail, and
     when the tail is long enough its finished prefix stays where it is (a last update) and a new
     slot below takes the rest. At the end the first slot becomes the record (the same bundle

@@ -142,7 +142,7 @@ class TurnController:
         self.view.model = model_label(session.model)
         if request.background:
             # A headless run (nbclient, papermill) may end before the answer arrives: the saved
-            # card must still say why it is empty (issue 11).
+            # card must still say why it is empty.
             self.view.add_notice(
                 "info",
                 "Ran in the background (--bg): the cell returned at once and the answer shows "
@@ -336,7 +336,7 @@ class TurnController:
         A denial caused by Stop or ■ carries ``interrupt``: the CLI ends the turn on that very
         answer. A plain denial would let it call the model again before our interrupt request
         (sent right after, as its own task) is read: under load the turn then ran on and ended
-        normally (issue 9)."""
+        normally."""
         decision = await self.ext.approvals.decide(self.session, self, request)
         if self.stopping and isinstance(decision, Deny):
             return Deny(decision.message, interrupt=True)

@@ -1,7 +1,7 @@
 """The ``byre`` MCP tools that act on the user's live kernel: python, variables, inspect, history.
 
 The model sees them as ``mcp__byre__python`` etc. They run as tasks on the kernel's event loop
-(the control channel answers ``mcp_message`` there; observed-cli doc, section 8). Only ``python``
+(the control channel answers ``mcp_message`` there; docs/protocol.md, section 6). Only ``python``
 runs code; it is gated by the ``Claude.python_tool`` policy, the three read tools by
 ``Claude.read_tools``, both through one approver (``approval``). The read tools never run the
 user's code (``describe``), and every result's text is redacted (``redact``): a secret-named

@@ -1,6 +1,6 @@
 """Read-only views of the user's namespace: the variables table, one object's summary, history.
 
-Reading never runs the user's code (issue 8: a property, ``__getattr__`` or ``__repr__`` of the
+Reading never runs the user's code (a property, ``__getattr__`` or ``__repr__`` of the
 user's object ran with side effects, and dotted paths reached the kernel's signing key). Known
 types summarise themselves (``kinds``); every other object is shown from static facts only
 (``static``): its class, its own attributes, the names of its properties and methods. Dotted

@@ -1,7 +1,7 @@
 """The types the read tools may ask anything: a registry of known-safe kinds, by exact class.
 
-Reading an arbitrary object (its ``repr``, ``len``, a property) can run the user's code; issue 8
-measured exactly that. So only the kinds registered in :data:`KINDS` are asked anything, and
+Reading an arbitrary object (its ``repr``, ``len``, a property) can run the user's code (a
+look-alike class's property or ``__repr__`` runs whatever it holds). So only the kinds registered in :data:`KINDS` are asked anything, and
 each builds its own bounded summary: builtins (scalars, strings, containers: contents rendered
 element by element, never by the elements' own ``repr``), some stdlib value types, and numpy
 arrays and scalars, pandas objects, matplotlib figures and PIL images once the user imported

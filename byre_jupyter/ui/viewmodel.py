@@ -96,7 +96,7 @@ DEFAULT_IMAGE_BUDGET = 5 * 1024 * 1024
 
 def _without_home(text: str, home: str = os.path.expanduser("~")) -> str:
     """Tool output with the author's home directory written ``~``: saved and shared notebooks
-    should not carry it (issue 11). Only whole paths that start there (``/root/x``, not
+    should not carry it. Only whole paths that start there (``/root/x``, not
     ``/rootfs`` or ``/opt/root/x``)."""
     if len(home) <= 1 or home not in text:
         return text

@@ -1,4 +1,4 @@
-"""Model text that tries to make an output load something by itself (issue 8, "no output loads
+"""Model text that tries to make an output load something by itself ("no output loads
 anything remote"), and an auditor that says what in an HTML string could load.
 
 :func:`corpus` returns named markdown snippets that point at ``base`` (an attacker's server,

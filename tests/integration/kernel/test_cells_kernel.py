@@ -1,4 +1,4 @@
-"""Issue 9, kernel side: every frontend gets the right surface, cells fail and stop as notebook
+"""Kernel side: every frontend gets the right surface, cells fail and stop as notebook
 cells do, per-turn cost, and Stop with a pending approval card always interrupts.
 
 Real ipykernel kernels (tests/support/kernel.py), the real CLI, the scripted API.

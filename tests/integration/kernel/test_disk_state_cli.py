@@ -1,4 +1,4 @@
-"""Issue 8 on real peers: a transcript on a full disk, the CLI's environment, its stderr, two
+"""What is kept on disk, on real peers: a transcript on a full disk, the CLI's environment, its stderr, two
 notebooks in one folder and ``-i`` on a 2 GiB file, with the real CLI (or the stand-in where the
 real one cannot be made to misbehave) and real kernels.
 

@@ -1,4 +1,4 @@
-"""Portable notebooks (issue 10): a notebook saved under one HOME and cwd continues under
+"""Portable notebooks: a notebook saved under one HOME and cwd continues under
 another. Real kernels, the real CLI and the scripted API; what the model saw on the second
 machine is read from the API request itself. The notebook is untrusted input: a crafted one is
 refused with a clear error and writes nothing."""

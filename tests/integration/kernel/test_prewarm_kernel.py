@@ -1,4 +1,4 @@
-"""Warm from the first cell (issue 10): loading the extension starts the default session's CLI
+"""Warm from the first cell: loading the extension starts the default session's CLI
 in the background; a failure there is silent until a cell needs the CLI. Timing is measured in
 bench/prewarm.py, never asserted here."""
 

@@ -1,4 +1,4 @@
-"""What byre_jupyter keeps on disk, and what it hands the CLI (issue 8, "Nothing on disk is lost,
+"""What byre_jupyter keeps on disk, and what it hands the CLI ("Nothing on disk is lost,
 shared or left open"; "The CLI gets what it needs"; "-i checks the size before reading").
 
 No CLI here: the resume index written by several real processes at once, a damaged index, two

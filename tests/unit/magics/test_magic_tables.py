@@ -1,4 +1,4 @@
-"""`%claude sessions` / `usage` / `doctor` output (issue 9): a `$` stays a dollar sign, the
+"""`%claude sessions` / `usage` / `doctor` output: a `$` stays a dollar sign, the
 doctor's marks are in every font, and terminal IPython gets text, not an object's repr.
 
 A plain InteractiveShell (terminal IPython: no kernel), sessions that never start a CLI.

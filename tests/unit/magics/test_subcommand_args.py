@@ -1,4 +1,4 @@
-"""``%claude SUBCOMMAND``'s argument parsing: one parser per subcommand (issue 12).
+"""``%claude SUBCOMMAND``'s argument parsing: one parser per subcommand.
 
 Bad input raises exactly ``UsageError`` carrying the subcommand's usage line, before anything
 changes; ``--help`` prints the subcommand's help instead of raising ``SystemExit``. A plain
