@@ -1,13 +1,13 @@
 """The types the read tools may ask anything: a registry of known-safe kinds, by exact class.
 
-Reading an arbitrary object (its ``repr``, ``len``, a property) can run the user's code (a look-
-alike class's property or ``__repr__`` runs whatever it holds). So only the kinds registered in
-:data:`KINDS` are asked anything, and each builds its own bounded summary: builtins (scalars,
-strings, containers: contents rendered element by element, never by the elements' own ``repr``),
-some stdlib value types, and numpy arrays and scalars, pandas objects, matplotlib figures and
-PIL images once the user imported them. Matching is by exact class (a subclass of ``dict`` may
-override ``__len__``), or for a library's ``family`` by the classes that library defines itself.
-Everything else is :func:`opaque`.
+Reading an arbitrary object (its ``repr``, ``len``, a property) can run the user's code, and does
+in hostile classes. So only the kinds registered in :data:`KINDS` are asked anything, and
+each builds its own bounded summary: builtins (scalars, strings, containers: contents rendered
+element by element, never by the elements' own ``repr``), some stdlib value types, and numpy
+arrays and scalars, pandas objects, matplotlib figures and PIL images once the user imported
+them. Matching is by exact class (a subclass of ``dict`` may override ``__len__``), or for a
+library's ``family`` by the classes that library defines itself. Everything else is
+:func:`opaque`.
 """
 
 from __future__ import annotations
