@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import ByreError
-from ..protocol import ResultMessage, model_label, model_option
+from ..protocol import Image, ResultMessage, model_label, model_option
 from ..session import Allow, Deny, PermissionRequest, Session, Turn, TurnResult
 from ..ui import TurnView
 from ..ui.approval_card import ApprovalCard
@@ -53,7 +53,7 @@ KILL_SLACK_S = 7.0
 class TurnRequest:
     session: Session
     prompt: str
-    images: Sequence[tuple[str, bytes]] = ()
+    images: Sequence[Image] = ()
     out: str | None = None
     background: bool = False
     extra_blocks: Sequence[dict[str, Any]] = field(default_factory=list)
@@ -198,7 +198,7 @@ class TurnController:
                     [*request.extra_blocks, {"type": "text", "text": request.prompt}]
                     if request.extra_blocks
                     else request.prompt,
-                    images=[data for _, data in request.images],
+                    images=list(request.images),
                     can_use_tool=self.decide,
                     owner=self,
                 )

@@ -28,7 +28,7 @@ from ..app.inputs import resolve_image
 from ..app.portable import PortableError
 from ..app.turns import TurnRequest, run_turn
 from ..errors import ByreError
-from ..protocol import model_label
+from ..protocol import Image, model_label
 
 __all__ = ["ClaudeMagics", "parse_cell_args"]
 
@@ -189,7 +189,7 @@ class _CellPlan:
 
     args: Any
     prompt: str
-    images: list[tuple[str, bytes]]
+    images: list[Image]
     context: list[dict[str, Any]]
     names: list[str]
 

@@ -7,6 +7,7 @@ without an event loop.
 
 from .control import (
     PERMISSION_MODES,
+    Image,
     cancel_request,
     control_request,
     error_response,
@@ -25,6 +26,7 @@ __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
     "LineSplitter",
     "PERMISSION_MODES",
+    "Image",
     "cancel_request",
     "control_request",
     "encode_line",

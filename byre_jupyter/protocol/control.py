@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
     "PERMISSION_MODES",
+    "Image",
     "cancel_request",
     "control_request",
     "error_response",
@@ -92,6 +94,22 @@ def sniff_image_type(data: bytes) -> str | None:
     if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
         return "image/webp"
     return None
+
+
+@dataclass(frozen=True)
+class Image:
+    """An image the user attaches: its bytes and their media type, sniffed once, where the
+    image is made (``Image.sniffed``); everything after (the request, the view, the saved
+    output) takes the type from here."""
+
+    data: bytes = field(repr=False)
+    media_type: str
+
+    @classmethod
+    def sniffed(cls, data: bytes) -> Image | None:
+        """``data`` as an Image, or None if it is no PNG, JPEG, GIF or WebP."""
+        media_type = sniff_image_type(data)
+        return cls(data, media_type) if media_type is not None else None
 
 
 def image_block(data: bytes, media_type: str | None = None) -> dict[str, Any]:

@@ -34,13 +34,13 @@ from ..errors import (
 from ..protocol import (
     AssistantMessage,
     ControlRequest,
+    Image,
     InitMessage,
     Message,
     ResultMessage,
     StreamEvent,
     image_block,
     model_option,
-    sniff_image_type,
     user_message,
 )
 from ..protocol.cli_errors import CliErrorKind, classify
@@ -69,8 +69,9 @@ async def _shielded(awaitable: Awaitable[None]) -> None:
         raise
 
 
-#: An image for :meth:`Session.send`: raw bytes, a path, or an Anthropic image block.
-ImageInput = bytes | str | os.PathLike[str] | Mapping[str, Any]
+#: An image for :meth:`Session.send`: an Image (sniffed already), raw bytes, a path, or an
+#: Anthropic image block.
+ImageInput = Image | bytes | str | os.PathLike[str] | Mapping[str, Any]
 
 
 class Session:
@@ -393,10 +394,13 @@ class Session:
             if isinstance(image, Mapping):
                 blocks.append(image)
                 continue
-            data = image if isinstance(image, bytes) else Path(image).read_bytes()
-            if sniff_image_type(data) is None:
-                raise ValueError(f"not a PNG, JPEG, GIF or WebP image: {image!r:.80}")
-            blocks.append(image_block(data))
+            if not isinstance(image, Image):
+                data = image if isinstance(image, bytes) else Path(image).read_bytes()
+                sniffed = Image.sniffed(data)
+                if sniffed is None:
+                    raise ValueError(f"not a PNG, JPEG, GIF or WebP image: {image!r:.80}")
+                image = sniffed
+            blocks.append(image_block(image.data, image.media_type))
         if isinstance(prompt, str):
             if prompt:
                 blocks.append({"type": "text", "text": prompt})

@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from byre_jupyter.protocol.control import Image
 from byre_jupyter.protocol.messages import (
     ApiRetryMessage,
     AssistantMessage,
@@ -118,7 +119,7 @@ class TurnView:
         self,
         session_name: str,
         prompt: str,
-        attached_images: Sequence[tuple[str, bytes]] = (),
+        attached_images: Sequence[Image] = (),
         clock: Callable[[], float] = time.monotonic,
         image_budget: int = DEFAULT_IMAGE_BUDGET,
     ) -> None:
@@ -159,11 +160,11 @@ class TurnView:
         self._retry_notice: NoticeView | None = None
         self._changed: list[BlockView] = []
         self.attached_images: list[ImageView] = []
-        for media_type, data in attached_images:
+        for attached in attached_images:
             image = ImageView(
                 id=self._new_id(),
-                media_type=sniff_image_type(data) or media_type,
-                data=data,
+                media_type=attached.media_type,  # sniffed where it was made
+                data=attached.data,
                 origin="attached",
             )
             self._parents[image.id] = None

@@ -8,17 +8,21 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
 from support.memory_cli import Ask, Exit, FakeCLI, Item, Stall, assistant
+from support.rig import tiny_png
 from support.waiting import apoll
 
 from byre_jupyter.app.conversation import Conversations
 from byre_jupyter.app.failure import CellInterrupted, TurnFailed
+from byre_jupyter.app.inputs import resolve_image
 from byre_jupyter.app.turns import SurfaceControls, TurnController, TurnRequest, run_turn
+from byre_jupyter.protocol import control
 from byre_jupyter.session import Allow, Deny, PermissionRequest, Session, TurnResult
-from byre_jupyter.ui import TurnView
+from byre_jupyter.ui import TurnView, viewmodel
 from byre_jupyter.ui.approval_card import ApprovalCard
 from byre_jupyter.ui.blocks import BlockView
 
@@ -357,3 +361,27 @@ async def test_usage_after_a_branch_counts_every_turn_paid_for(hosts: list[FakeH
     assert entry.ledger.tokens.input == 10 + 27 + 23
     assert entry.last_view is not None and entry.last_view.tokens_in == 23
     assert entry.session.ledger is entry.ledger  # the branch's session counts into the name
+
+
+async def test_an_attached_image_is_sniffed_once_where_it_is_made(
+    hosts: list[FakeHost], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sniffed: list[bytes] = []
+
+    def counting(data: bytes) -> str | None:
+        sniffed.append(data)
+        return real(data)
+
+    real = control.sniff_image_type
+    for module in (control, viewmodel):  # every floor the image passes on its way
+        monkeypatch.setattr(module, "sniff_image_type", counting)
+    (tmp_path / "plot.png").write_bytes(tiny_png())
+    image = resolve_image(str(tmp_path / "plot.png"), {})
+    host = host_with(hosts, [assistant("a plot")])
+    controller = host.cell("look", images=[image])
+    assert (await asyncio.wait_for(controller.run(), 5)) is not None
+    assert sniffed == [tiny_png()]  # once, in resolve_image
+    (sent,) = [m for m in host.fake.received if m.get("type") == "user"]
+    block = sent["message"]["content"][0]
+    assert block["type"] == "image" and block["source"]["media_type"] == "image/png"
+    assert [i.media_type for i in controller.view.attached_images] == ["image/png"]

@@ -338,7 +338,7 @@ def test_quoted_values_are_unquoted_like_a_shell(rig: Rig) -> None:
     request = rig.sent[-1]
     assert request.session.name == "quoted" and request.out == "res"
     assert request.session.model == "sonnet"
-    assert [data for _, data in request.images] == [tiny_png()]
+    assert [image.data for image in request.images] == [tiny_png()]
 
 
 def test_sessions_table_escapes_a_hostile_model_name(

@@ -14,6 +14,7 @@ import zlib
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from byre_jupyter.protocol import Image
 from byre_jupyter.protocol.messages import Message, ResultMessage, parse_message
 from byre_jupyter.session import TurnResult
 from byre_jupyter.session.accounting import CostMeter
@@ -743,7 +744,7 @@ def run_turn(
     wires: Iterable[Wire],
     *,
     prompt: str = "Say hello",
-    attached: tuple[tuple[str, bytes], ...] = (),
+    attached: tuple[Image, ...] = (),
     step: float = 0.1,
 ) -> tuple[TurnView, list[list[BlockView]]]:
     """Feed a whole turn into a fresh TurnView (clock +``step`` per message).

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+from byre_jupyter.protocol import Image
 from byre_jupyter.protocol.messages import TokenUsage, parse_message
 from byre_jupyter.session import TurnResult
 from byre_jupyter.ui.blocks import ImageView, NoticeView, TextView, ThinkingView, ToolCardView
@@ -328,7 +329,7 @@ def test_finished_blocks_do_not_change_on_late_deltas() -> None:
 
 
 def test_attached_images_and_unknown_types() -> None:
-    view = TurnView("s", "p", [("image/png", fx.PNG)], clock=fx.FakeClock())
+    view = TurnView("s", "p", [Image(fx.PNG, "image/png")], clock=fx.FakeClock())
     assert [i.data for i in view.images()] == [fx.PNG]
     assert view.images()[0].origin == "attached"
     for raw in (
