@@ -1,7 +1,6 @@
 """The session layer: conversations, turns, the control channel and the in-process MCP server."""
 
 from .accounting import Ledger
-from .manager import SessionManager
 from .mcp import McpServer, McpTool, ToolResult
 from .options import SessionOptions
 from .permissions import Allow, Deny, PermissionCallback, PermissionRequest
@@ -19,7 +18,6 @@ __all__ = [
     "PermissionCallback",
     "PermissionRequest",
     "Session",
-    "SessionManager",
     "SessionOptions",
     "ToolResult",
     "Turn",
