@@ -42,18 +42,19 @@ class Profile:
     import_times: bool
     memory_turns: int
     memory_kernel_turns: int
+    redact_mib: float
 
 
 PROFILES = {
-    "full": Profile("full", 200_000, 5, (1, 16, 64), 3, 10_000, 5.0, 2, False, True, 500, 500),
-    "quick": Profile("quick", 20_000, 2, (1, 8), 2, 2_000, 2.0, 1, True, True, 50, 30),
+    "full": Profile("full", 200_000, 5, (1, 16, 64), 3, 10_000, 5.0, 2, False, True, 500, 500, 1),
+    "quick": Profile("quick", 20_000, 2, (1, 8), 2, 2_000, 2.0, 1, True, True, 50, 30, 0.25),
     # For tests/integration/kernel/test_bench_smoke.py: every benchmark, tiny.
-    "smoke": Profile("smoke", 1_000, 1, (1, 2), 1, 200, 0.3, 1, True, False, 3, 2),
+    "smoke": Profile("smoke", 1_000, 1, (1, 2), 1, 200, 0.3, 1, True, False, 3, 2, 0.01),
 }
 
 
 def _benchmarks(p: Profile) -> dict[str, Callable[[], Section]]:
-    from . import bigline, latency, memory, rendering, throughput
+    from . import bigline, latency, memory, redact, rendering, throughput
 
     return {
         "throughput": lambda: throughput.measure(
@@ -63,10 +64,11 @@ def _benchmarks(p: Profile) -> dict[str, Callable[[], Section]]:
         "rendering": lambda: rendering.measure(p.render_deltas, p.render_seconds, p.render_reps),
         "latency": lambda: latency.measure(quick=p.latency_quick, smoke=p.name == "smoke"),
         "memory": lambda: memory.measure(p.memory_turns, p.memory_kernel_turns),
+        "redact": lambda: redact.measure(p.redact_mib),
     }
 
 
-NAMES = ("throughput", "bigline", "rendering", "latency", "memory")
+NAMES = ("throughput", "bigline", "rendering", "latency", "memory", "redact")
 
 
 def run(

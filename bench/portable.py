@@ -1,8 +1,9 @@
 """Portable notebooks: the bytes ``Claude.portable`` adds to a saved notebook.
 
 The real CLI, against the scripted API, runs short turns (a one-line prompt, a one-line answer)
-in a fresh HOME; after each, the record a turn would save (``app.portable.pack``: the CLI's
-session file, redacted, gzipped, base64) is measured, with the session file's size on disk.
+in a fresh HOME; after each, the record a turn would save (``app.portable.pack``: the
+conversation of the CLI's session file, redacted, gzipped, base64) is measured, with the
+session file's size on disk.
 Run: ``python -m bench.portable [TURNS]``.
 """
 
@@ -15,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 from byre_jupyter import Session
-from byre_jupyter.app.portable import pack, session_file
+from byre_jupyter.app.portable import machine_places, pack, session_file
 from byre_jupyter.scripted import Reply, ScriptedAPI, Text
 
 from .common import cli_env, real_cli
@@ -31,7 +32,8 @@ async def measure(cli: str, turns: int) -> None:
                 assert result.session_id is not None
                 path = session_file(env, tmp, result.session_id)
                 assert path is not None, "the CLI wrote no session file"
-                record = pack(path, result.session_id, 2**30, secrets=())
+                places = machine_places(tmp, env)
+                record = pack(path, result.session_id, 2**30, secrets=(), places=places)
                 gzipped = len(base64.b64decode(record["data"]))
                 print(
                     f"after {n} short turn(s): record {len(record['data']) / 1024:.1f} kB "

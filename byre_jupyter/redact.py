@@ -8,8 +8,13 @@ a traceback, a key the CLI echoes). Two things count as a secret here:
   credential, auth, cookie...), so ``api_key = "..."`` and ``"token": "..."`` have their values
   replaced; and
 * a *value* with the shape of a known credential (Anthropic/OpenAI ``sk-`` keys, GitHub, GitLab,
-  Slack, AWS, Google, Hugging Face and npm tokens, JWTs, ``Bearer`` headers, PEM blocks), wherever
-  it stands.
+  Slack, AWS, Google, Hugging Face, npm, Stripe webhook (``whsec_``) and SendGrid (``SG.``)
+  tokens, Slack webhook URLs, JWTs, ``Bearer`` headers, PEM blocks, the password in
+  ``scheme://user:password@host``), wherever it stands.
+
+The value of a secret-named assignment runs to the end of its line, its closing quote, bracket
+or comma, or the next ``Key=`` of a connection string (``Pwd=...;Database=...``): a multi-word
+password is replaced whole. Time is linear in the text (:func:`redact_text` says why).
 
 Callers may also pass the exact values they know to be secret (:func:`secret_values` reads them
 from an environment). Redaction is deliberately greedy: a false positive hides a harmless value,
@@ -28,12 +33,13 @@ __all__ = ["REDACTED", "is_secret_name", "redact_json", "redact_text", "secret_v
 
 REDACTED = "[redacted]"
 
-#: Words that make a name secret. ``pwd`` is left out on purpose: ``PWD`` is the working folder.
+#: Words that make a name secret. ``pwd`` counts only beside other words (``MYSQL_PWD``,
+#: ``db_pwd``): ``PWD`` and ``OLDPWD`` alone are the working folder (but see _assignments).
 _SECRET_WORDS = frozenset(
     {
         "key", "apikey", "privatekey", "accesskey", "secretkey", "signingkey",
         "token", "tokens", "authtoken", "accesstoken", "refreshtoken",
-        "secret", "secrets", "password", "passwd", "passphrase",
+        "secret", "secrets", "password", "passwd", "passphrase", "pwd",
         "credential", "credentials", "creds", "auth", "authorization", "cookie", "cookies",
     }
 )  # fmt: skip
@@ -48,6 +54,8 @@ def is_secret_name(name: str) -> bool:
     ``tokenizer``, ``monkey`` and ``PWD`` are not.
     """
     words = [w.lower() for w in _WORD.findall(name)]
+    if words in (["pwd"], ["oldpwd"]):
+        return False
     if any(w in _SECRET_WORDS for w in words):
         return True
     # Run-together names: "apikey", "authtoken".
@@ -55,10 +63,28 @@ def is_secret_name(name: str) -> bool:
     return any(joined.endswith(w) for w in ("apikey", "authtoken", "accesstoken", "privatekey"))
 
 
+# Where a credential may start: not inside a word (``task-...`` is not an ``sk-`` key), but
+# right after an escape that a repr or JSON string shows as two characters: in
+# ``'a\\nsk-ant-...'`` the key follows the letter ``n``, and ``\\b`` saw no word start there.
+# ANSI colour codes (``ESC[1;31m``) end in a digit and ``m``: a start too.
+_ESCAPES = (r"\\[nrtfvab0]", r"\\x[0-9A-Fa-f]{2}", r"\\u[0-9A-Fa-f]{4}", r"[0-9]m")
+_ESCAPE = "|".join(f"(?<={e})" for e in _ESCAPES)
+
+
+def _starting(prefix: str, inside: str = "A-Za-z0-9") -> str:
+    """``prefix`` (a pattern of fixed width) where a credential may start: not right after a
+    character of ``inside``, unless that character ends an escape. The check follows the
+    prefix, so the pattern starts with a literal and ``re`` skips ahead to its occurrences
+    instead of trying the look-behinds at every character."""
+    after = "|".join(f"(?<={e}{prefix})" for e in _ESCAPES)
+    return f"{prefix}(?:(?<![{inside}]{prefix})|{after})"
+
+
 # Values with the shape of a credential, wherever they appear. Each shape comes with the literal
 # text it cannot appear without: a shape is looked for only where that literal occurs
 # (``str.__contains__`` runs at memory speed), so megabytes of ordinary tool output cost a few
-# substring scans rather than a fourteen-way regex at every character.
+# substring scans rather than a fourteen-way regex at every character. Every shape is one of
+# the linear forms redact_text's docstring names.
 _SHAPES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
     (hints, re.compile(pattern))
     for hints, pattern in [
@@ -66,57 +92,183 @@ _SHAPES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
             ("-----BEGIN ",),
             r"-----BEGIN [A-Z0-9 ]{0,40}-----[\s\S]*?(?:-----END [A-Z0-9 ]{0,40}-----|\Z)",
         ),
-        (("sk-",), r"\bsk-(?:ant-[A-Za-z0-9_\-]{8,}|(?:proj-|live-|svcacct-)?[A-Za-z0-9_\-]{20,})"),
-        (("k_live_", "k_test_"), r"\b[rsp]k_(?:live|test)_[A-Za-z0-9]{10,}"),
-        (("gh", "github_pat_"), r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
-        (("glpat-",), r"\bglpat-[A-Za-z0-9_\-]{20,}"),
-        (("xox",), r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),
+        (
+            ("sk-",),
+            _starting("sk-")
+            + r"(?:ant-[A-Za-z0-9_\-]{8,}|(?:proj-|live-|svcacct-)?[A-Za-z0-9_\-]{20,})",
+        ),
+        (("k_live_", "k_test_"), _starting(r"[rsp]k_(?:live|test)_") + r"[A-Za-z0-9]{10,}"),
+        (("gh",), _starting(r"gh[pousr]_") + r"[A-Za-z0-9]{20,}"),
+        (("github_pat_",), _starting("github_pat_") + r"[A-Za-z0-9_]{20,}"),
+        (("glpat-",), _starting("glpat-") + r"[A-Za-z0-9_\-]{20,}"),
+        (("xox",), _starting(r"xox[abposr]-") + r"[A-Za-z0-9\-]{10,}"),
         (
             ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA"),
-            r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b",
+            _starting("(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)")
+            + r"[0-9A-Z]{16}(?![0-9A-Za-z])",
         ),
-        (("AIza",), r"\bAIza[0-9A-Za-z_\-]{35}"),
-        (("ya29.",), r"\bya29\.[0-9A-Za-z_\-]{20,}"),
-        (("hf_",), r"\bhf_[A-Za-z0-9]{30,}"),
-        (("npm_",), r"\bnpm_[A-Za-z0-9]{36}\b"),
-        (("eyJ",), r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+        (("AIza",), _starting("AIza") + r"[0-9A-Za-z_\-]{35}"),
+        (("ya29.",), _starting(r"ya29\.") + r"[0-9A-Za-z_\-]{20,}"),
+        (("hf_",), _starting("hf_") + r"[A-Za-z0-9]{30,}"),
+        (("npm_",), _starting("npm_") + r"[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
+        (("whsec_",), _starting("whsec_") + r"[A-Za-z0-9+/=]{16,}"),
+        (("SG.",), _starting(r"SG\.") + r"[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}"),
+        (
+            ("hooks.slack.com/",),
+            r"(?<=hooks\.slack\.com/)(?:services|workflows|triggers)/[A-Za-z0-9_/\-]+",
+        ),
+        (
+            # A JWT starts only where a run of its own alphabet starts (the bound in redact_text).
+            ("eyJ",),
+            _starting("eyJ", r"A-Za-z0-9_\-")
+            + r"[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+        ),
     ]
 )  # fmt: skip
 # "Bearer <token>" / "Basic <b64>" in headers and tracebacks.
-_SCHEME_TOKEN = re.compile(r"\b((?:[Bb]earer|[Bb]asic|[Tt]oken)\s+)[A-Za-z0-9._~+/=\-]{16,}")
-# name = value, name: value, "name": "value", ?name=value, env["name"] = "value" (the name
-# decides; see is_secret_name).
-_ASSIGNMENT = re.compile(
-    # The look-behind starts a name only at a word's start: without it, every character of a
-    # long unbroken string (base64 pixels) began an 80-character attempt.
-    r"""(?<![A-Za-z0-9_.\-])(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,80})"""
-    r"""(?P<sep>["']?\]?\s*[:=]\s*)(?P<q>["']?)"""
-    r"""(?P<value>[^\s"'`,;&<>(){}\[\]]{4,})"""
+_SCHEME_TOKENS = tuple(
+    (scheme, re.compile(f"({_starting(scheme)})" + r"([ \t]{1,8})[A-Za-z0-9._~+/=\-]{16,}"))
+    for scheme in ("Bearer", "bearer", "Basic", "basic", "Token", "token")
+)
+# scheme://user:password@host: the password (up to the authority's last "@"), the user kept.
+_URL_PASSWORD = re.compile(
+    r"(?<![A-Za-z0-9+.\-])(?P<head>[A-Za-z][A-Za-z0-9+.\-]{0,30}://[^\s/@:\"'<>`]*:)"
+    r"(?P<password>[^\s/\"'<>`]*)@"
+)
+# The name and separator of an assignment: name = value, name: value, "name": "value",
+# ?name=value, env["name"] = "value", Key=Value; in a connection string. Every part is bounded:
+# an attempt costs a constant, whatever follows. The look-behind starts a name only at a word's
+# start (or after an escape such as ``\\n``): without it, every character of a long unbroken
+# string (base64 pixels) began an 80-character attempt.
+_NAME_SEP = re.compile(
+    rf"""(?:(?<![A-Za-z0-9_.\-\\])|{_ESCAPE})"""
+    r"""(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,80})"""
+    r"""(?P<sep>["']?\]?[ \t]{0,16}[:=](?![=:])[ \t]{0,16})(?P<q>["'`]?)"""
+)
+#: The stems of the secret words (_SECRET_WORDS): an assignment is looked for only around one.
+_STEM = re.compile(r"key|token|secret|pass|pwd|cred|auth|cookie", re.IGNORECASE)
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+# The value after the separator, by how it is written (each a single pass, no backtracking):
+# quoted, to the closing quote (escapes skipped); in a URL query, to the next "&"; otherwise to
+# the end of the line or a closing bracket, quote or comma. Spaces belong to the value (a
+# multi-word password), and so does ";" unless the next ``Key=`` of a connection string follows.
+_QUOTED = {q: re.compile(rf"[^{q}\\\n]*(?:\\.[^{q}\\\n]*)*") for q in "\"'`"}
+_QUERY_VALUE = re.compile(r"[^\s&#\"'<>`]*")
+_PLAIN_VALUE = re.compile(
+    r"[^\n\r,)\]}<>\"'`;]*(?:;(?![ \t]{0,8}[A-Za-z_][A-Za-z0-9_ .\-]{0,40}=)[^\n\r,)\]}<>\"'`;]*)*"
 )
 _NOT_SECRET_VALUE = re.compile(
-    r"[\d.]+|true|false|none|null|bearer|basic|\[redacted\]", re.IGNORECASE
+    r"[\d.]+|true|false|none|null|nil|undefined|\[redacted\]", re.IGNORECASE
 )
+# An auth scheme is kept in front of the redacted credential: "Authorization: Bearer [redacted]".
+_SCHEME_PREFIX = re.compile(r"(?:bearer|basic|token|digest)[ \t]+", re.IGNORECASE)
+# A working folder: "PWD=/home/me" is a path, "Pwd=hunter2;" in a connection string a password.
+_PATH_LIKE = re.compile(r"[/~.\\$]|[A-Za-z]:[\\/]")
 
 
-def _assignment(m: re.Match[str]) -> str:
-    value = m.group("value")
-    if not is_secret_name(m.group("name")) or _NOT_SECRET_VALUE.fullmatch(value):
-        return m.group(0)
-    return f"{m.group('name')}{m.group('sep')}{m.group('q')}{REDACTED}"
+def _run_end(pattern: re.Pattern[str], text: str, pos: int) -> int:
+    """Where ``pattern`` (which may match nothing) stops reading from ``pos``."""
+    m = pattern.match(text, pos)
+    return pos if m is None else m.end()
+
+
+def _next_assignment(text: str, pos: int) -> re.Match[str] | None:
+    """The next name and separator from ``pos`` on whose name holds a stem. Each stem costs a
+    look back over at most 80 name characters (never before ``pos``, so no character is looked
+    at twice) and at most four anchored attempts (the name may start after an escape)."""
+    while (stem := _STEM.search(text, pos)) is not None:
+        i = start = stem.start()
+        limit = max(pos, i - 80)
+        while start > limit and text[start - 1] in _NAME_CHARS:
+            start -= 1
+        for at in (start, start + 1, start + 3, start + 5):  # after "\\n", "\\x1b", "\\u2028"
+            if at > i:
+                break
+            m = _NAME_SEP.match(text, at)
+            if m is not None and m.end("name") >= stem.end():
+                return m
+        pos = stem.end()
+    return None
+
+
+def _assignments(text: str) -> str:
+    """``text`` with the value of every secret-named assignment replaced. One left-to-right
+    pass: each search starts where the last one ended, and a value is read only after a secret
+    name, once."""
+    out: list[str] = []
+    done = pos = 0
+    while (m := _next_assignment(text, pos)) is not None:
+        pos = start = m.end()
+        name = m.group("name")
+        working_folder = name.lower() == "pwd"
+        if not (working_folder or is_secret_name(name)):
+            continue
+        q = m.group("q")
+        if q:
+            value_end = _run_end(_QUOTED[q], text, start)
+        elif m.start() > 0 and text[m.start() - 1] in "?&":
+            value_end = _run_end(_QUERY_VALUE, text, start)
+        elif start < len(text) and text[start] in "{[(":
+            continue  # a structure: its own names are found inside it
+        else:
+            value_end = _run_end(_PLAIN_VALUE, text, start)
+            while value_end > start and text[value_end - 1] in " \t":
+                value_end -= 1
+        pos = value_end
+        value = text[start:value_end]
+        scheme = _SCHEME_PREFIX.match(value)
+        if scheme is not None:
+            start += scheme.end()
+            value = value[scheme.end() :]
+        if not value or _NOT_SECRET_VALUE.fullmatch(value) or text.startswith(REDACTED, start):
+            continue
+        if working_folder and _PATH_LIKE.match(value):
+            continue
+        out += (text[done:start], REDACTED)
+        done = value_end
+    if not out:
+        return text
+    out.append(text[done:])
+    return "".join(out)
 
 
 def redact_text(text: str, known: Iterable[str] = ()) -> str:
-    """``text`` with every credential-shaped value, every value of a secret-named assignment and
-    every string in ``known`` (of 6 characters or more) replaced by ``[redacted]``."""
+    """``text`` with every credential-shaped value, every value of a secret-named assignment,
+    every password in a URL and every string in ``known`` (of 6 characters or more) replaced by
+    ``[redacted]``.
+
+    **Cost: linear in the length of the text**, O(n·(s + k)) for n characters, the s shapes
+    above and k known values, whatever the text (tests/unit/test_redact.py runs megabytes of
+    adversarial input; figures in bench/RESULTS.md, ``python -m bench.redact``). Python's
+    ``re`` backtracks, so each pattern is written in one of two forms that keep it linear:
+
+    * **bounded**: every quantifier but the last has a fixed upper bound and the last one is
+      the pattern's end (``sk-ant-[...]{8,}``): an attempt that fails has read a constant
+      number of characters, and one that succeeds has read only what it replaces;
+    * **runs**: an unbounded repeat of a class is followed only by a character outside that
+      class, and an attempt may start only where such a run starts (a JWT's segments, a URL's
+      authority): a failing attempt reads at most three runs, so each character is read at
+      most three times per pattern;
+    * **to a marker**: a PEM block's lazy body ends at its END line or at the end of the text,
+      so once its bounded header matched it cannot fail, and it consumes what it reads.
+
+    Assignments are one left-to-right scan from one stem of a secret word (``key``, ``pass``,
+    ``token``...) to the next: a bounded look back for the name, a bounded name-and-separator
+    pattern, and the value read once by a pattern without backtracking. Known values are
+    replaced with ``str.replace``, linear per value.
+    """
     for secret in sorted({k for k in known if len(k) >= 6}, key=len, reverse=True):
         text = text.replace(secret, REDACTED)
     for hints, shape in _SHAPES:
         if any(hint in text for hint in hints):
             text = shape.sub(REDACTED, text)
-    if "earer" in text or "asic" in text or "oken" in text:
-        text = _SCHEME_TOKEN.sub(lambda m: m.group(1) + REDACTED, text)
+    if "://" in text and "@" in text:
+        text = _URL_PASSWORD.sub(lambda m: f"{m.group('head')}{REDACTED}@", text)
+    for scheme, pattern in _SCHEME_TOKENS:
+        if scheme in text:
+            text = pattern.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
     if "=" in text or ":" in text:
-        text = _ASSIGNMENT.sub(_assignment, text)
+        text = _assignments(text)
     return text
 
 

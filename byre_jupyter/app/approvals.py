@@ -7,22 +7,35 @@ started it by itself), through :meth:`Approvals.unowned`. Claude's tools in this
 (``python`` under ``Claude.python_tool = "ask"``, the read tools under ``read_tools = "ask"``)
 ask through the session's ``byre`` MCP server (:meth:`Approvals.kernel_server`). Both end in
 :meth:`Approvals.ask`, so every approval shows the same card, in the cell of the turn that
-asked, and every decision is written into that cell's record.
+asked, and every decision is written into that cell's record. The decision is the session's
+one type (``Allow`` or ``Deny``) from the click to the CLI or the kernel tool.
+
+"Always allow" keeps an :class:`~byre_jupyter.session.Allowance` per conversation: exactly what
+the card said it covers (docs/security.md, "What the allowances cover"), never the whole tool.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import os
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from IPython.core.interactiveshell import InteractiveShell
 
-from ..session import Deny, McpServer, PermissionRequest, Session
-from ..session.permissions import Allow
-from ..tools import ApprovalDecision as PythonDecision
+from ..session import (
+    Allow,
+    Allowance,
+    Decision,
+    Deny,
+    McpServer,
+    PermissionRequest,
+    Session,
+)
 from ..tools import PythonApproval, PythonRunner, ToolApproval, kernel_tools
-from ..ui.approval_card import ApprovalCard, ApprovalDecision, describe_request
+from ..ui.approval_card import ApprovalCard, describe_request
+from ..ui.toolinfo import allowance_text
 from .config import Claude
 
 __all__ = ["Approvals", "TurnOwner"]
@@ -71,47 +84,55 @@ class Approvals:
         self.sessions = sessions
         self.shell = shell
         self.runner = runner
-        #: "Always allow" answers: tool names, per conversation id. They end with the
-        #: conversation (``--new``, ``%claude new``, a resume of another conversation).
-        self._always: dict[str, set[str]] = {}
+        #: "Always allow" answers, per conversation id, in the order given. They end with
+        #: the conversation (``--new``, ``%claude new``, a resume of another conversation).
+        self._always: dict[str, list[Allowance]] = {}
 
     # -- standing answers ----------------------------------------------------------------
 
-    def allowed(self, session: Session) -> set[str]:
-        """The tools "always allowed" in the session's current conversation."""
-        return set(self._always.get(session.session_id or "", set()))
+    def allowed(self, session: Session) -> list[Allowance]:
+        """The allowances of the session's current conversation."""
+        return list(self._always.get(session.session_id or "", []))
 
-    def clear(self, conversation: str | None) -> set[str]:
+    def clear(self, conversation: str | None) -> list[Allowance]:
         """End the standing allowances of a conversation (by id); returns what they were."""
-        return self._always.pop(conversation or "", set())
+        return self._always.pop(conversation or "", [])
 
     def carry_over(self, sources: Iterable[str | None], target: str | None) -> None:
         """A branch continues what the user sees as one session: the standing answers of the
         conversations it came from hold in the new one."""
-        allowed: set[str] = set()
+        allowed: list[Allowance] = []
         for source in sources:
-            allowed |= self._always.get(source or "", set())
+            for allowance in self._always.get(source or "", []):
+                if allowance not in allowed:
+                    allowed.append(allowance)
         if allowed and target:
             self._always[target] = allowed
+
+    def _keep(self, conversation: str, allowance: Allowance) -> None:
+        kept = self._always.setdefault(conversation, [])
+        if allowance not in kept:
+            kept.append(allowance)
 
     # -- the CLI's can_use_tool ----------------------------------------------------------
 
     async def decide(
         self, session: Session, owner: TurnOwner | None, request: PermissionRequest
-    ) -> Allow | Deny:
+    ) -> Decision:
         """Answer the CLI's can_use_tool: byre's own tools decide for themselves (the python
         tool has its own policy); otherwise ask in the owner's cell, or follow the headless
         policy."""
         if request.tool_name.startswith("mcp__byre__"):
-            return Allow()
+            return Allow(approved_by="policy")
         decision = await self.ask(session, owner, request.tool_name, request.input)
         if decision is None:
             return Deny(TOOL_HEADLESS.format(tool=request.tool_name))
-        if decision.allowed:
-            return Allow()
-        return Deny(decision.reason or "The user denied this tool call.")
+        if isinstance(decision, Allow):
+            # The allowance stays here: the CLI is told only about this call.
+            return dataclasses.replace(decision, remember=None)
+        return decision
 
-    async def unowned(self, name: str, request: PermissionRequest) -> Allow | Deny:
+    async def unowned(self, name: str, request: PermissionRequest) -> Decision:
         """Session ``name``'s own ``can_use_tool``: prompts of turns no cell owns (the CLI
         started them by itself) get the headless policy and standing allowances, never a
         card."""
@@ -141,28 +162,23 @@ class Approvals:
         )
         return server
 
-    async def _in_kernel(self, name: str, request: ToolApproval) -> PythonDecision:
+    async def _in_kernel(self, name: str, request: ToolApproval) -> Decision:
         """An in-kernel tool asks: in the cell of the turn the session is running, like every
-        other tool, or the headless answer when no cell owns that turn."""
-        tool_input: Mapping[str, Any]
-        if type(request) is PythonApproval:
-            tool, tool_input = "python", {"code": request.code}
-            headless, denied = PYTHON_HEADLESS, "The user denied running this code."
-        else:
-            tool, tool_input = request.tool, request.input
-            headless = READ_HEADLESS.format(tool=tool)
-            denied = f"The user denied this {tool} call."
+        other tool, or the headless answer when no cell owns that turn. The policy
+        (``tools/policy.py``) words a denial for Claude."""
+        headless = (
+            PYTHON_HEADLESS
+            if type(request) is PythonApproval
+            else READ_HEADLESS.format(tool=request.tool)
+        )
         session = self.sessions.peek(name)
         turn = session.active_turn if session is not None else None
         owner = turn.owner if turn is not None else None
         decision = None
         if session is not None:
-            decision = await self.ask(session, _as_owner(owner), f"mcp__byre__{tool}", tool_input)
-        if decision is None:
-            return PythonDecision.deny(headless)
-        if decision.allowed:
-            return PythonDecision.allow()
-        return PythonDecision.deny(decision.reason or denied)
+            tool = f"mcp__byre__{request.tool}"
+            decision = await self.ask(session, _as_owner(owner), tool, request.input)
+        return Deny(headless) if decision is None else decision
 
     # -- the one place a decision is made ------------------------------------------------
 
@@ -172,12 +188,13 @@ class Approvals:
         owner: TurnOwner | None,
         tool_name: str,
         tool_input: Mapping[str, Any],
-    ) -> ApprovalDecision | None:
+    ) -> Decision | None:
         """Show an approval card in the owner's cell and wait for the click.
 
         Returns None when nobody can answer (a headless run, or a turn no cell owns): the
-        caller applies its policy. "Always allow" is remembered per conversation and tool.
-        Every decision is also written into the owner's view, so it stays in the static output.
+        caller applies its policy. A standing allowance that covers the call answers it without
+        a card; "Always allow" keeps the allowance the card showed, per conversation. Every
+        decision is also written into the owner's view, so it stays in the static output.
         """
         title = describe_request(tool_name, tool_input).summary
 
@@ -186,26 +203,52 @@ class Approvals:
                 owner.notice(kind, text)
 
         conversation = session.session_id or ""
-        if tool_name in self._always.get(conversation, set()):
-            note("approved", f"{title} (always allowed in this session)")
-            return ApprovalDecision("allow")
+        cwd = _cwd(session)
+        for allowance in self._always.get(conversation, []):
+            if allowance.covers(tool_name, tool_input, cwd):
+                rule = allowance_text(allowance, _RULE_CHARS)
+                note("approved", f"{title} (always allowed in this session: {rule})")
+                return Allow(approved_by="always")
         card = owner.card(tool_name, tool_input) if owner is not None else None
         if card is None:
             if self.config.headless_permission == "allow":
                 note("approved", f"{title} (headless policy: allow)")
-                return ApprovalDecision("allow")
+                return Allow(approved_by="headless")
             note("permission", f"{title}: nobody can approve here (headless)")
             return None
         decision = await card.decision
-        if decision.choice == "always":
-            self._always.setdefault(conversation, set()).add(tool_name)
-        if decision.allowed:
-            how = "always, in this session" if decision.choice == "always" else "once"
-            note("approved", f"{title} (allowed {how})")
-        else:
-            why = f": {decision.reason}" if decision.reason else ""
+        if isinstance(decision, Deny):
+            why = f": {decision.message}" if decision.message else ""
             note("permission", f"{title}{why}")
-        return decision
+            return decision
+        if decision.remember is None:
+            note("approved", f"{title} (allowed once)")
+            return decision
+        kept = _bound(decision.remember, tool_input, cwd)
+        self._keep(conversation, kept)
+        rule = allowance_text(kept, _RULE_CHARS)
+        note("approved", f"{title} (allowed always, in this session: {rule})")
+        return dataclasses.replace(decision, remember=kept)
+
+
+#: A rule in a notice is clipped here (``%claude permissions`` lists it whole).
+_RULE_CHARS = 160
+
+
+def _cwd(session: Session) -> str:
+    """The folder the session's CLI runs in: relative paths in its tool calls start there."""
+    options = getattr(session, "options", None)
+    cwd = getattr(options, "cwd", None)
+    return os.fspath(cwd) if cwd else os.getcwd()
+
+
+def _bound(allowance: Allowance, tool_input: Mapping[str, Any], cwd: str) -> Allowance:
+    """A file allowance names the file the CLI will write: the card resolved the path in this
+    kernel's folder, the CLI resolves it in its own."""
+    path = tool_input.get(allowance.key)
+    if allowance.scope != "file" or not isinstance(path, str):
+        return allowance
+    return Allowance.for_file(allowance.tool, allowance.key, path, cwd)
 
 
 def _as_owner(owner: object) -> TurnOwner | None:

@@ -5,18 +5,24 @@ Settable with ``%config Claude.model = "sonnet"`` in a notebook or ``c.Claude.mo
 ``permission_mode`` are pushed to running sessions when changed). Two environment variables set
 defaults, for runs where no config file is at hand (CI, tests, a kernel started by a script):
 ``BYRE_LIVE`` (``live``) and ``BYRE_STATE_DIR`` (``state_dir``); a trait set explicitly wins.
+
+Which traits a CLI is launched with is not listed here but read from the launch options
+(``transport/launch.py``: each :class:`~byre_jupyter.transport.launch.LaunchOptions` field names
+its trait): :data:`LAUNCH_TRAITS` and :func:`launch_settings`.
 """
 
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode, Union, default
 from traitlets.config import Configurable
 
 from ..protocol import PERMISSION_MODES
+from ..transport.launch import Setting, launch_fields
 
-__all__ = ["Claude"]
+__all__ = ["LAUNCH_TRAITS", "Claude", "launch_settings"]
 
 
 class Claude(Configurable):
@@ -138,12 +144,34 @@ class Claude(Configurable):
     portable = Bool(
         False,
         help="Save what another machine needs to continue the conversation in the notebook: "
-        "the newest turn's output carries the CLI's session file (redacted, gzipped; about 31 "
-        "kB for a short turn), and `%claude resume --from NOTEBOOK.ipynb` continues it elsewhere. "
-        "Off by default: the session file holds every tool output and file content Claude saw.",
+        "the newest turn's output carries the conversation of the CLI's session file (no "
+        "instruction files, system prompt, paths of this machine or OS details; redacted, "
+        "gzipped: about 1 kB for a short turn), and `%claude resume --from NOTEBOOK.ipynb` "
+        "continues it elsewhere. Off by default: the conversation holds every tool output and "
+        "file content Claude saw.",
     ).tag(config=True)
     portable_max_kb = Int(
         2048, min=0,
         help="Largest portable record one turn saves, in kB (gzipped, base64). A larger "
         "conversation saves none, and the turn says so.",
     ).tag(config=True)  # fmt: skip
+
+
+def _trait_fields() -> list[tuple[str, Setting]]:
+    settings = [(option.name, option.metadata["launch"]) for option in launch_fields()]
+    return [(name, setting) for name, setting in settings if setting.trait is not None]
+
+
+#: The traits the launch options name: a CLI started before one of them changed was started
+#: with the old value.
+LAUNCH_TRAITS = tuple(setting.trait for _, setting in _trait_fields() if setting.trait)
+
+
+def launch_settings(config: Claude) -> dict[str, Any]:
+    """The launch options the ``Claude`` traits set, by field name (``max_line_mb`` as
+    ``max_line_bytes``...)."""
+    return {
+        name: setting.from_trait(getattr(config, setting.trait))
+        for name, setting in _trait_fields()
+        if setting.trait is not None
+    }

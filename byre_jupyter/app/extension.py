@@ -27,12 +27,14 @@ from ..redact import secret_values
 from ..session import Session, TurnResult
 from ..session.index import NOTEBOOK_ENV, ResumeIndex, resume_keys
 from ..tools import PythonRunner
+from ..tools.catalog import known_secrets_of
 from ..ui import TurnView
 from . import portable
 from .approvals import Approvals
-from .config import Claude
+from .config import LAUNCH_TRAITS, Claude, launch_settings
 from .context import guard_hook, notebook_path, system_prompt
 from .conversation import Conversations
+from .credentials import credentials_hook
 from .surfaces import Surface, frontend_kind, make_surface
 from .turns import SurfaceControls
 
@@ -44,12 +46,12 @@ RESTORE_MAX_BYTES = 256 * 2**20
 
 log = logging.getLogger(__name__)
 
-#: The ``Claude`` traits a session's CLI is launched with. Model and permission mode are
-#: switched on a running CLI, but bypassPermissions needs a launch flag the warm CLI may lack,
-#: so an unused warm CLI is replaced for them too.
+#: The ``Claude`` traits a session's CLI is launched with: those of the launch options, and
+#: those that shape the session around it. Model and permission mode are switched on a running
+#: CLI, but bypassPermissions needs a launch flag the warm CLI may lack, so an unused warm CLI
+#: is replaced for them too.
 LAUNCH_SETTINGS = [
-    "cli_path", "cwd", "env", "env_drop", "extra_args", "interrupt_grace", "transcripts",
-    "max_line_mb", "notebook_prompt", "guard_notebook", "model", "permission_mode",
+    *LAUNCH_TRAITS, "interrupt_grace", "transcripts", "notebook_prompt", "guard_notebook"
 ]  # fmt: skip
 
 
@@ -92,15 +94,9 @@ class ClaudeExtension:
             stamp = time.strftime("%Y%m%d-%H%M%S")
             transcript = os.path.join(os.path.expanduser(cfg.transcripts), f"{name}-{stamp}.jsonl")
         settings: dict[str, Any] = {
-            "model": cfg.model,
-            "cli_path": cfg.cli_path,
+            **launch_settings(cfg),
             "cwd": self.cwd(),
-            "permission_mode": cfg.permission_mode,
-            "env": dict(cfg.env),
-            "env_drop": list(cfg.env_drop),
-            "extra_args": list(cfg.extra_args),
             "interrupt_grace": cfg.interrupt_grace,
-            "max_line_bytes": cfg.max_line_mb * 1024 * 1024,
             "transcript": transcript,
             "can_use_tool": functools.partial(self.approvals.unowned, name),
             "mcp_server": self.approvals.kernel_server(name),
@@ -108,8 +104,11 @@ class ClaudeExtension:
         if cfg.notebook_prompt:
             prompt = system_prompt(self.notebook_path())
             settings["extra_args"] = [*settings["extra_args"], "--append-system-prompt", prompt]
+        # A read of a credential file asks first, but in bypassPermissions (docs/security.md).
+        pre_tool_use = [credentials_hook()]
         if cfg.guard_notebook:
-            settings["hooks"] = {"PreToolUse": [guard_hook(self.notebook_path)]}
+            pre_tool_use.append(guard_hook(self.notebook_path))
+        settings["hooks"] = {"PreToolUse": pre_tool_use}
         return settings
 
     def notebook_path(self) -> str | None:
@@ -225,7 +224,8 @@ class ClaudeExtension:
         if path is None:
             raise portable.PortableError(f"the CLI's session file for {session_id} is not found")
         max_bytes = self.config.portable_max_kb * 1024
-        return portable.pack(path, session_id, max_bytes, secret_values(env))
+        places = portable.machine_places(self.cwd(), env)
+        return portable.pack(path, session_id, max_bytes, secret_values(env), places)
 
     def resume_from(self, notebook: str, name: str) -> tuple[Session, portable.Restored]:
         """Continue the conversation a notebook carries (its newest portable record for
@@ -309,6 +309,10 @@ class ClaudeExtension:
             on_permission_mode=controls.on_permission_mode,
             background=controls.background,
         )
+
+    def secrets(self) -> set[str]:
+        """What the kernel knows to be secret, and what the CLI was given (Claude.env)."""
+        return known_secrets_of(self.shell) | secret_values(self.config.env)
 
     def namespace(self) -> dict[str, Any]:
         """The user's namespace (a turn's ``-o NAME`` lands here)."""

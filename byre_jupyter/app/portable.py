@@ -4,9 +4,17 @@ The CLI keeps each conversation in its own session file,
 ``<config dir>/projects/<munged cwd>/<session id>.jsonl`` (the config dir is
 ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``). Copied into another machine's projects folder for *its*
 cwd, ``--resume=ID`` continues there with the whole history. With ``Claude.portable`` on, a
-turn's final output carries that file (redacted like transcripts, gzipped, base64) under
-``metadata.byre.portable``; only the newest turn of a conversation keeps it (the turn before
-loses its copy when the next one is saved), so a notebook holds one copy per session name.
+turn's final output carries that file's conversation (redacted like transcripts, gzipped,
+base64) under ``metadata.byre.portable``; only the newest turn of a conversation keeps it (the
+turn before loses its copy when the next one is saved), so a notebook holds one copy per session
+name.
+
+A notebook is made to be shared, and the session file holds this machine's context too: the
+instruction files the CLI loaded (the user's own ``~/.claude/CLAUDE.md`` among them), the
+environment snapshot (paths, OS version), the whole system prompt, API request records. The
+record keeps the conversation only (:func:`conversation_lines`, listed in docs/security.md):
+the messages and a compaction's summary, with the keys the chain needs, and this machine's cwd
+and home folder written as ``.`` and ``~`` wherever they appear.
 
 ``%claude resume --from NOTEBOOK`` reads the newest record for a session name back. The notebook
 is untrusted input: the session id must be a UUID (it becomes a file name), the decompressed size
@@ -22,10 +30,11 @@ import binascii
 import gzip
 import json
 import os
+import re
 import time
 import uuid
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,7 +45,9 @@ from ..session.storage import make_private_dirs, write_atomic
 __all__ = [
     "PortableError",
     "Restored",
+    "conversation_lines",
     "find_record",
+    "machine_places",
     "pack",
     "project_folder",
     "projects_root",
@@ -50,10 +61,24 @@ FORMAT = "claude-session-jsonl+gzip+base64"
 #: The CLI shortens project folder names longer than this (and adds a hash of the path).
 _MAX_FOLDER = 200
 
-#: Lines of the session file that are not part of the conversation: the CLI's record of each
-#: API request it sent (system prompt, tool schemas, request digests). Outside the chain of
-#: messages (they have no ``uuid``), not read by ``--resume``, and half the packed size.
-_NOT_CONVERSATION = frozenset({"api-request", "api-request-shape", "api-request-blob"})
+#: The lines of the session file that are the conversation: its messages, a compaction's
+#: summary and boundary. Everything else is this machine's context (attachments: instruction
+#: files, the environment and prompt snapshots, tool, agent and skill listings; API request
+#: records; queue, prompt and cost bookkeeping): the CLI builds its own again where it resumes.
+_CONVERSATION = frozenset({"user", "assistant", "summary"})
+_SYSTEM_KEPT = frozenset({"compact_boundary"})
+
+#: What of a kept line travels: the message, its place in the chain, and the flags that say
+#: how the CLI reads it. Not kept: ``cwd``, ``gitBranch``, ``toolUseResult`` (the CLI's own
+#: record of a tool's result: whole file contents an edit started from, which the model never
+#: saw), request ids, permission mode, prompt sources.
+_KEPT_KEYS = frozenset(
+    {
+        "type", "uuid", "parentUuid", "logicalParentUuid", "isSidechain", "sessionId",
+        "timestamp", "message", "isMeta", "isCompactSummary", "isVisibleInTranscriptOnly",
+        "summary", "leafUuid", "subtype", "content", "compactMetadata", "userType", "version",
+    }
+)  # fmt: skip
 
 
 class PortableError(ValueError):
@@ -113,8 +138,82 @@ def session_file(env: Mapping[str, str], cwd: str, session_id: str) -> Path | No
     return found[0] if found else None
 
 
-def pack(path: Path, session_id: str, max_bytes: int, secrets: Iterable[str]) -> dict[str, Any]:
-    """The portable record of a session file: redacted, gzipped, base64. Raises
+def _kept(entry: Mapping[str, Any]) -> bool:
+    kind = entry.get("type")
+    return kind in _CONVERSATION or (kind == "system" and entry.get("subtype") in _SYSTEM_KEPT)
+
+
+def _place_pattern(places: Mapping[str, str]) -> tuple[re.Pattern[str], dict[str, str]] | None:
+    """One pattern for this machine's folders, longest first, each ending where a name ends
+    (``/home/ada`` is not the start of ``/home/adam``)."""
+    named = {path: name for path, name in places.items() if len(path.rstrip("/")) > 1}
+    if not named:
+        return None
+    alternatives = "|".join(re.escape(path) for path in sorted(named, key=len, reverse=True))
+    return re.compile(f"(?:{alternatives})(?![\\w-])"), named
+
+
+def _replace_places(value: Any, pattern: re.Pattern[str], named: Mapping[str, str]) -> Any:
+    if isinstance(value, str):
+        return pattern.sub(lambda m: named[m.group()], value) if "/" in value else value
+    if isinstance(value, dict):
+        return {k: _replace_places(v, pattern, named) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replace_places(v, pattern, named) for v in value]
+    return value
+
+
+def conversation_lines(
+    entries: Sequence[Mapping[str, Any]], places: Mapping[str, str]
+) -> list[dict[str, Any]]:
+    """The conversation of a session file's lines: the kept lines (:data:`_CONVERSATION`)
+    with the kept keys (:data:`_KEPT_KEYS`), each line's ``parentUuid`` pointing past the lines
+    left out to its nearest kept ancestor, and every path in ``places`` (this machine's cwd,
+    home folder...) replaced by its name there, wherever it appears."""
+    dropped = {
+        entry["uuid"]: entry.get("parentUuid")
+        for entry in entries
+        if not _kept(entry) and isinstance(entry.get("uuid"), str)
+    }
+    found = _place_pattern(places)
+    lines = []
+    for entry in entries:
+        if not _kept(entry):
+            continue
+        line = {key: value for key, value in entry.items() if key in _KEPT_KEYS}
+        parent, seen = line.get("parentUuid"), 0
+        while isinstance(parent, str) and parent in dropped and seen <= len(dropped):
+            parent, seen = dropped[parent], seen + 1  # ``seen``: a cycle cannot hold us
+        if "parentUuid" in line:
+            line["parentUuid"] = parent
+        lines.append(line if found is None else _replace_places(line, *found))
+    return lines
+
+
+def machine_places(cwd: str, env: Mapping[str, str]) -> dict[str, str]:
+    """This machine's folders a record must not name, and what it says instead: the cwd as
+    ``.``, the CLI's config folder as ``~/.claude``, the home folder as ``~``."""
+    home = env.get("HOME") or os.path.expanduser("~")
+    places = {}
+    for path, name in (
+        (home, "~"),
+        (str(projects_root(env).parent), "~/.claude"),
+        (cwd, "."),
+    ):
+        for form in (path, os.path.realpath(path)):
+            places[form.rstrip("/") or form] = name
+    return places
+
+
+def pack(
+    path: Path,
+    session_id: str,
+    max_bytes: int,
+    secrets: Iterable[str],
+    places: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """The portable record of a session file: its conversation (:func:`conversation_lines`,
+    with this machine's folders in ``places`` replaced), redacted, gzipped, base64. Raises
     :class:`PortableError` when the packed record would be larger than ``max_bytes``."""
     known = set(secrets)
     try:
@@ -130,7 +229,7 @@ def pack(path: Path, session_id: str, max_bytes: int, secrets: Iterable[str]) ->
             text = f.read()
     except OSError as e:
         raise PortableError(f"cannot read {path}: {e.strerror or e}") from None
-    lines = []
+    entries = []
     # Lines end at "\n" only: JSON.stringify leaves U+2028 and U+2029 raw inside strings, and
     # str.splitlines would cut the line there.
     for line in text.split("\n"):
@@ -140,9 +239,12 @@ def pack(path: Path, session_id: str, max_bytes: int, secrets: Iterable[str]) ->
             entry = json.loads(line)
         except (ValueError, RecursionError):
             continue  # a line the CLI was still writing: resume reads whole lines only
-        if isinstance(entry, dict) and entry.get("type") in _NOT_CONVERSATION:
-            continue
-        lines.append(json.dumps(redact_json(entry, known), ensure_ascii=False))
+        if isinstance(entry, dict):
+            entries.append(entry)
+    lines = [
+        json.dumps(redact_json(line, known), ensure_ascii=False)
+        for line in conversation_lines(entries, places or {})
+    ]
     raw = ("\n".join(lines) + "\n").encode()
     data = base64.b64encode(gzip.compress(raw, mtime=0)).decode("ascii")
     if len(data) > max_bytes:

@@ -121,6 +121,9 @@ class TurnHost(Protocol):
     def namespace(self) -> MutableMapping[str, Any]: ...
     def surface(self, view: TurnView, controls: SurfaceControls) -> Surface: ...
     def portable_record(self, session_id: str) -> dict[str, Any]: ...
+    def secrets(self) -> set[str]:
+        """The exact values to redact from the turn's tool data."""
+        ...
 
 
 class TurnController:
@@ -138,6 +141,8 @@ class TurnController:
             shown,
             attached_images=request.images,
             image_budget=int(ext.config.max_saved_images_mb * 2**20),
+            # What the kernel knows to be secret, and what the CLI was given (Claude.env).
+            secrets=ext.secrets,
         )
         self.view.model = model_label(session.model)
         if request.background:

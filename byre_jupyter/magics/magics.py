@@ -29,6 +29,7 @@ from ..app.portable import PortableError
 from ..app.turns import TurnRequest, run_turn
 from ..errors import ByreError
 from ..protocol import Image, model_label
+from ..ui.toolinfo import allowance_lines
 
 __all__ = ["ClaudeMagics", "parse_cell_args"]
 
@@ -164,8 +165,8 @@ def _subcommand_parsers() -> dict[str, _SubcommandParser]:
     )  # fmt: skip
     sub("usage", "Cost and tokens per session.")
     name_arg(sub("transcript", "The last turn of a session as text."))
-    p = sub("permissions", "The tools always allowed in the session's conversation.")
-    p.add_argument("--clear", action="store_true", help="end them: these tools ask again")
+    p = sub("permissions", "The rules always allowed in the conversation: tool and scope.")
+    p.add_argument("--clear", action="store_true", help="end them: what they covered asks again")
     name_arg(p)
     name_arg(
         sub("history", "The session's turns as a tree: branches, cells, cost per turn, current.")
@@ -437,22 +438,23 @@ class ClaudeMagics(Magics):
 
     def _cmd_permissions(self, args: argparse.Namespace) -> None:
         session = self._existing(args.name)
-        clear = args.clear
         approvals = self.ext.approvals
-        tools = approvals.clear(session.session_id) if clear else approvals.allowed(session)
-        listed = ", ".join(sorted(tools))
-        if clear:
+        rules = approvals.clear(session.session_id) if args.clear else approvals.allowed(session)
+        who = f"session {session.name!r}"
+        if not rules:
             print(
-                f"session {session.name!r}: cleared ({listed}); these tools ask again"
-                if tools
-                else f"session {session.name!r}: nothing was always allowed"
+                f"{who}: nothing was always allowed"
+                if args.clear
+                else f"{who}: nothing is always allowed (every tool asks)"
             )
-        else:
-            print(
-                f"session {session.name!r}: always allowed in this conversation: {listed}"
-                if tools
-                else f"session {session.name!r}: nothing is always allowed (every tool asks)"
-            )
+            return
+        count = f"{len(rules)} rule" if len(rules) == 1 else f"{len(rules)} rules"
+        head = (
+            f"{who}: cleared {count}; what they covered asks again:"
+            if args.clear
+            else f"{who}: always allowed in this conversation ({count}):"
+        )
+        print("\n".join([head, *allowance_lines(rules)]))
 
     def _cmd_history(self, args: argparse.Namespace) -> None:
         tree = self.ext.conversations.tree(args.name)

@@ -3,12 +3,14 @@
 from .accounting import Ledger
 from .mcp import McpServer, McpTool, ToolResult
 from .options import SessionOptions
-from .permissions import Allow, Deny, PermissionCallback, PermissionRequest
+from .permissions import Allow, Allowance, Decision, Deny, PermissionCallback, PermissionRequest
 from .session import HookCallback, ImageInput, Session
 from .turn import Turn, TurnResult
 
 __all__ = [
     "Allow",
+    "Allowance",
+    "Decision",
     "Deny",
     "HookCallback",
     "ImageInput",

@@ -3,8 +3,10 @@
 Modelled on claude-agent-sdk-python's ``ClaudeAgentOptions``: every knob of a
 :class:`~byre_jupyter.session.session.Session` in one place, so a fork or a variant is
 ``dataclasses.replace`` (:meth:`SessionOptions.forked`) instead of code writing another
-instance's private fields. What changes while the session runs (the model after ``set_model``,
-the permission mode) is the session's state, not an option.
+instance's private fields. How the CLI is launched is the transport's
+:class:`~byre_jupyter.transport.launch.LaunchOptions`, which this extends: its fields say
+themselves whether a fork inherits them. What changes while the session runs (the model after
+``set_model``, the permission mode) is the session's state, not an option.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ProtocolError
-from ..protocol import DEFAULT_MAX_LINE_BYTES, model_option
 from ..transport import TransportFactory, subprocess_transport
+from ..transport.launch import LaunchOptions, launch_fields
 from .mcp import McpServer
 from .permissions import PermissionCallback
 
@@ -31,16 +33,12 @@ HookCallback = Callable[[Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
 
 
 @dataclass(frozen=True)
-class SessionOptions:
-    """Everything a :class:`~byre_jupyter.session.session.Session` is started with."""
+class SessionOptions(LaunchOptions):
+    """Everything a :class:`~byre_jupyter.session.session.Session` is started with: the
+    launch options (``model``, ``cli_path``, ``cwd``, ``permission_mode``, ``env``,
+    ``env_drop``, ``extra_args``, ``commit_name``, ``commit_email``, ``max_line_bytes``) and
+    what the session itself does with the CLI."""
 
-    model: str | None = None  # what the user typed: "default" and "" mean the CLI's default
-    cli_path: str | None = None  # None: $BYRE_CLAUDE_PATH, else ``claude`` on PATH
-    cwd: str | None = None
-    permission_mode: str | None = None
-    env: Mapping[str, str] = field(default_factory=dict)  # added to the kernel's environment
-    env_drop: Sequence[str] = ()  # withheld from the CLI, beyond DEFAULT_ENV_DROP
-    extra_args: Sequence[str] = ()
     resume: str | None = None  # continue this conversation
     fork_at: str | None = None  # with resume: a new conversation from it ("" = all of it)
     hooks: Mapping[str, Sequence[HookCallback]] = field(default_factory=dict)
@@ -52,21 +50,13 @@ class SessionOptions:
     control_timeout: float = 30.0
     start_timeout: float = 90.0
     interrupt_grace: float = 3.0
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
-    commit_name: str | None = None
-    commit_email: str | None = None
     #: Builds what runs the CLI at each (re)start: the real process unless a test says.
     transport_factory: TransportFactory = subprocess_transport
 
     def __post_init__(self) -> None:
-        # Normalised once, so equal settings compare equal and nothing shares a caller's list.
+        super().__post_init__()
         normal: dict[str, Any] = {
-            "model": model_option(self.model),
-            "cwd": os.fspath(self.cwd) if self.cwd is not None else None,
             "transcript": os.fspath(self.transcript) if self.transcript is not None else None,
-            "env": dict(self.env or {}),
-            "env_drop": tuple(self.env_drop),
-            "extra_args": tuple(self.extra_args),
             "hooks": {event: tuple(fns) for event, fns in (self.hooks or {}).items()},
         }
         for name, value in normal.items():
@@ -81,8 +71,9 @@ class SessionOptions:
         return dataclasses.replace(SessionOptions(), **{**inherited, **overrides, **fork})
 
 
-#: What a fork takes over from its original (the rest starts at the defaults).
+#: What a fork takes over from its original (the rest starts at the defaults): the launch
+#: options their metadata marks for forks, and what runs the CLI.
 FORK_INHERITS = (
-    "model", "cli_path", "cwd", "permission_mode", "env", "env_drop", "extra_args",
+    *(option.name for option in launch_fields() if option.metadata["launch"].fork),
     "transport_factory",
-)  # fmt: skip
+)

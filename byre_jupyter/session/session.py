@@ -242,23 +242,16 @@ class Session:
         env = {**os.environ, **self.options.env}
         if self.permission_mode == "bypassPermissions" and (refusal := bypass_refusal(env)):
             raise ByreError(refusal)
+        # The model and permission mode now: set_model and set_permission_mode change them.
+        now = {"model": self.model, "permission_mode": self.permission_mode}
         return LaunchSpec(
-            cli_path=self.options.cli_path or "",
-            cwd=self.options.cwd,
-            model=self.model,
-            permission_mode=self.permission_mode,
+            **{**self.options.launch_options(), **now},
             session_id=session_id,
             resume=resume,
             resume_session_at=fork_at,
             fork_session=fork,
             mcp_servers=(self.mcp_server.name,),
             allow_bypass=bypass_allowed(env),
-            extra_args=self.options.extra_args,
-            env=self.options.env,
-            env_drop=self.options.env_drop,
-            commit_name=self.options.commit_name,
-            commit_email=self.options.commit_email,
-            max_line_bytes=self.options.max_line_bytes,
         )
 
     async def _spawn(self) -> None:

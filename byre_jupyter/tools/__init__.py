@@ -8,7 +8,6 @@ notebook's card.
 from .bounded import ToolLimits
 from .catalog import kernel_tools, run_result
 from .policy import (
-    ApprovalDecision,
     ApproveFn,
     Policy,
     PythonApproval,
@@ -18,7 +17,6 @@ from .policy import (
 from .runner import PythonRun, PythonRunCancelled, PythonRunner, RunStatus
 
 __all__ = [
-    "ApprovalDecision",
     "ApproveFn",
     "Policy",
     "PythonApproval",

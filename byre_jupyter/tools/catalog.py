@@ -19,6 +19,7 @@ from typing import Any
 
 from ..redact import redact_text, secret_values
 from ..session.mcp import McpTool, ToolResult
+from ..session.permissions import Deny
 from .bounded import DEFAULT_LIMITS, ToolLimits
 from .describe import (
     NotFound,
@@ -102,8 +103,8 @@ def kernel_tools(
         if not isinstance(code, str) or not code.strip():
             return ToolResult.text("`code` must be a non-empty string of Python.", is_error=True)
         decision = await decide(PythonApproval(code), policy, approve)
-        if not decision.allowed:
-            return ToolResult.text(decision.reason or "The run was not approved.", is_error=True)
+        if isinstance(decision, Deny):
+            return ToolResult.text(decision.message or "The run was not approved.", is_error=True)
         try:
             run = await python_runner.run(code, approved_by=decision.approved_by)
         except PythonRunCancelled as cancelled:
@@ -121,8 +122,8 @@ def kernel_tools(
 
         async def call(args: Mapping[str, Any]) -> ToolResult:
             decision = await decide(ReadApproval(tool, dict(args)), read_policy, approve)
-            if not decision.allowed:
-                reason = decision.reason or f"The {tool} call was not approved."
+            if isinstance(decision, Deny):
+                reason = decision.message or f"The {tool} call was not approved."
                 return ToolResult.text(reason, is_error=True)
             return redact_result(read(args), known_secrets_of(shell))
 

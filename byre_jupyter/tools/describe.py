@@ -1,9 +1,10 @@
 """Read-only views of the user's namespace: the variables table, one object's summary, history.
 
-Reading never runs the user's code (a property, ``__getattr__`` or ``__repr__`` of the
-user's object ran with side effects, and dotted paths reached the kernel's signing key). Known
+Reading never runs the user's code (docs/security.md: a property, ``__getattr__`` or
+``__repr__`` of the user's object could run with side effects, and a dotted path could reach the
+kernel's signing key). Known
 types summarise themselves (``kinds``); every other object is shown from static facts only
-(``static``): its class, its own attributes, the names of its properties and methods. Dotted
+(``lookup``): its class, its own attributes, the names of its properties and methods. Dotted
 paths follow only stored attributes, never properties, ``_names``, modules or internals.
 
 Secrets: a value whose name says it is a secret (``is_secret_name``) is shown as ``[redacted]``

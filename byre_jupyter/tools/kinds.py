@@ -1,13 +1,16 @@
 """The types the read tools may ask anything: a registry of known-safe kinds, by exact class.
 
-Reading an arbitrary object (its ``repr``, ``len``, a property) can run the user's code, and does
-in hostile classes. So only the kinds registered in :data:`KINDS` are asked anything, and
+Reading an arbitrary object (its ``repr``, ``len``, a property) can run the user's code
+(docs/security.md). So only the kinds registered in :data:`KINDS` are asked anything, and
 each builds its own bounded summary: builtins (scalars, strings, containers: contents rendered
 element by element, never by the elements' own ``repr``), some stdlib value types, and numpy
 arrays and scalars, pandas objects, matplotlib figures and PIL images once the user imported
-them. Matching is by exact class (a subclass of ``dict`` may override ``__len__``), or for a
-library's ``family`` by the classes that library defines itself. Everything else is
-:func:`opaque`.
+them. Matching is by exact class identity (a subclass of ``dict`` may override ``__len__``), or
+for a library's ``family`` by the classes found in that library's own modules
+(:func:`~.lookup.library_class`), never by the ``__module__`` a class claims. A container of the
+library's exact class is read only when every part its summary calls a method on is library
+code too (:attr:`Kind.parts`: a DataFrame's index, columns, arrays and dtypes). Everything else
+is :func:`opaque`.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from typing import Any
 from ..redact import REDACTED, is_secret_name
 from .bounded import ToolLimits, clip
 from .figures import lazy_class, pil_to_png, render_figure
-from .lookup import inherits, is_class, type_module, type_name, type_qualname
+from .lookup import inherits, is_class, library_class, type_module, type_name, type_qualname
 
 __all__ = [
     "KINDS",
@@ -67,6 +70,10 @@ def _no_memory(value: Any) -> tuple[int, bool] | None:
     return None
 
 
+def _no_parts(value: Any) -> bool:
+    return True
+
+
 def _no_attributes(value: Any, name: str) -> Any:
     raise NotFound(f"a {type_name(value)} has no attributes to read here (methods are not called).")
 
@@ -87,6 +94,9 @@ class Kind:
     """The dotted-path attributes this kind answers (like ``df.columns``); raises NotFound."""
     inline: bool = True
     """Show its ``text`` inside containers and in the value column (scalars, strings)."""
+    parts: Callable[[Any], bool] = _no_parts
+    """Whether the parts the functions above call methods on are library code too (a frame's
+    index, columns, arrays, dtypes); a value whose parts are not is not read at all."""
 
 
 class Kinds:
@@ -95,7 +105,8 @@ class Kinds:
     Classes of optional libraries are named by module (``for_type_by_name``,
     ``for_types_by_name``) and resolved only once the user imported that module, so nothing
     heavy is imported here. ``family=True`` also accepts the library's own subclasses
-    (``RangeIndex`` for ``Index``): classes defined inside that package, never a user's subclass.
+    (``RangeIndex`` for ``Index``): classes found in that package's modules, never a user's
+    subclass, whatever ``__module__`` it claims.
     """
 
     def __init__(self) -> None:
@@ -124,15 +135,20 @@ class Kinds:
             self._resolve_imported()
         cls = type(value)
         entry = self._exact.get(id(cls))
-        if entry is not None and entry[0] is cls:
-            return entry[1]
-        for module, name, kind in self._families:
+        found = entry[1] if entry is not None and entry[0] is cls else None
+        for module, name, kind in self._families if found is None else ():
             base = lazy_class(module, name)
             if base is None or not inherits(cls, base):
                 continue
-            if cls is base or type_module(cls).split(".")[0] == module.split(".")[0]:
-                return kind
-        return None
+            if cls is base or library_class(cls, module.split(".")[0]):
+                found = kind
+                break
+        if found is None:
+            return None
+        try:
+            return found if found.parts(value) else None
+        except Exception:  # a library object in a broken state: not read, as any other object
+            return None
 
     def _resolve_imported(self) -> None:
         pending = []
@@ -395,6 +411,84 @@ def _pandas() -> Any:
     return sys.modules["pandas"]
 
 
+def _numpy_dtype(cls: type) -> bool:
+    """numpy's own dtype classes: those of its scalar types' dtypes (numpy 1.24 makes them on
+    the fly, in no module's namespace) and those in its modules (``numpy.dtypes``)."""
+    numpy = sys.modules.get("numpy")
+    if numpy is None or not inherits(cls, numpy.dtype):
+        return False
+    if library_class(cls, "numpy"):
+        return True
+    return any(type(numpy.dtype(scalar)) is cls for scalar in set(numpy.sctypeDict.values()))
+
+
+def _library_dtype(dtype: Any) -> bool:
+    cls = type(dtype)
+    if _numpy_dtype(cls):
+        return True
+    if not library_class(cls, "pandas"):
+        return False
+    if cls is _pandas().CategoricalDtype and dtype.categories is not None:
+        return _library_index(dtype.categories)
+    return True
+
+
+def _library_array(array: Any) -> bool:
+    """numpy's or pandas' own array, with a dtype of theirs (``Categorical``'s categories too)."""
+    cls = type(array)
+    if cls is not sys.modules["numpy"].ndarray and not library_class(cls, "pandas"):
+        return False
+    return _library_dtype(array.dtype)
+
+
+def _library_index(index: Any) -> bool:
+    """An Index of pandas' own classes throughout: each level of a MultiIndex, the array that
+    holds its labels, and names that are plain values."""
+    pandas = _pandas()
+    cls = type(index)
+    if not (inherits(cls, pandas.Index) and library_class(cls, "pandas")):
+        return False
+    if not all(name is None or _plain_data(name) for name in index.names):
+        return False
+    if cls is pandas.MultiIndex:
+        # ._levels, not .levels: that one calls each level's own _rename
+        return all(_library_index(level) for level in index._levels)
+    if cls is pandas.RangeIndex:
+        return True  # start, stop and step only (its ._data would build the whole array)
+    return _library_array(index._data)
+
+
+def _plain_data(value: Any, depth: int = 0) -> bool:
+    """Values deep-copied or printed without running the user's code: builtin containers of
+    plain labels (a frame's ``attrs``, which every ``head()`` deep-copies)."""
+    cls = type(value)
+    if any(cls is container for container in (list, tuple, set, frozenset)):
+        items: list[Any] = list(value)
+    elif cls is dict:
+        items = [*value, *value.values()]
+    else:
+        return _plainlabel(value)
+    return depth < 4 and len(items) <= 1_000 and all(_plain_data(v, depth + 1) for v in items)
+
+
+def _library_values(container: Any) -> bool:
+    """A DataFrame's or Series' arrays, through pandas' own block manager."""
+    manager = container._mgr
+    if not library_class(type(manager), "pandas"):
+        return False
+    return all(_library_array(array) for array in manager.arrays) and _plain_data(container.attrs)
+
+
+def _frame_parts(frame: Any) -> bool:
+    return _library_index(frame.index) and _library_index(frame.columns) and _library_values(frame)
+
+
+def _series_parts(series: Any) -> bool:
+    name = series.name
+    plain_name = name is None or _plain_data(name)
+    return plain_name and _library_index(series.index) and _library_values(series)
+
+
 def _labels_plain(index: Any) -> bool:
     """Whether an Index holds only labels we can print without running the user's code."""
     if index.dtype.kind != "O":
@@ -410,8 +504,9 @@ def _plainlabel(value: object) -> bool:
 
 
 def _needs_rendering(dtype: Any) -> bool:
-    """Columns whose cells pandas would format by calling their own ``__str__``/``__repr__``."""
-    if type_module(type(dtype)).startswith("numpy"):
+    """Columns whose cells pandas would format by calling their own ``__str__``/``__repr__``
+    (``dtype`` is library code: :func:`_library_dtype`)."""
+    if inherits(type(dtype), sys.modules["numpy"].dtype):
         return bool(dtype.kind in "OV")
     categories = getattr(dtype, "categories", None)  # a pandas dtype (a library class)
     return categories is not None and not _labels_plain(categories)
@@ -557,6 +652,7 @@ KINDS.for_type_by_name(
         memory=_frame_memory,
         attribute=_frame_attribute,
         inline=False,
+        parts=_frame_parts,
     ),
 )
 KINDS.for_type_by_name(
@@ -569,10 +665,14 @@ KINDS.for_type_by_name(
         memory=_series_memory,
         attribute=_series_attribute,
         inline=False,
+        parts=_series_parts,
     ),
 )
 KINDS.for_type_by_name(
-    "pandas", "Index", Kind(_index_text, _index_details, size=_length, inline=False), family=True
+    "pandas",
+    "Index",
+    Kind(_index_text, _index_details, size=_length, inline=False, parts=_library_index),
+    family=True,
 )
 
 
@@ -606,7 +706,12 @@ def _image_details(image: Any, limits: ToolLimits) -> Description:
     return Description(text, [pil_to_png(image)])
 
 
-_FIGURE = Kind(_figure_text, _figure_details, inline=False)
+def _figure_parts(value: Any) -> bool:
+    """An Axes is drawn through its figure: matplotlib's own Figure, not a user's subclass."""
+    return type(_figure_of(value)) is lazy_class("matplotlib.figure", "Figure")
+
+
+_FIGURE = Kind(_figure_text, _figure_details, inline=False, parts=_figure_parts)
 KINDS.for_type_by_name("matplotlib.figure", "Figure", _FIGURE)
 KINDS.for_type_by_name("matplotlib.axes", "Axes", _FIGURE, family=True)
 KINDS.for_type_by_name("PIL.Image", "Image", Kind(_image_text, _image_details), family=True)

@@ -14,6 +14,7 @@ which hold the kernel's signing key and the process environment) is decided here
 from __future__ import annotations
 
 import os
+import sys
 import types
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -23,6 +24,7 @@ __all__ = [
     "inherits",
     "instance_attributes",
     "is_class",
+    "library_class",
     "mro",
     "off_limits",
     "type_module",
@@ -92,6 +94,41 @@ def type_name(value: object) -> str:
     if module == "builtins":
         return type_qualname(cls)
     return f"{module.split('.')[0]}.{type_qualname(cls)}"
+
+
+#: Per package: the ids of the classes its loaded modules hold, and how many modules were
+#: loaded when they were collected (a module imported later may define more).
+_LIBRARY_CLASSES: dict[str, tuple[int, frozenset[int]]] = {}
+
+
+def library_class(cls: type, package: str) -> bool:
+    """Whether ``cls`` is library code of ``package``: found, by identity, in the namespace of
+    one of its modules the user already imported (what the library defines, and the
+    library or stdlib classes it imports itself).
+
+    Never by the ``__module__`` or ``__qualname__`` strings, which a class statement sets as
+    it likes (``__module__ = "pandas.core.indexes.base"``): a user's class, a subclass of a
+    library class included, lives in the user's namespace, not the library's. Nothing is
+    imported here.
+    """
+    loaded = len(sys.modules)
+    cached = _LIBRARY_CLASSES.get(package)
+    if cached is None or cached[0] != loaded:
+        found: set[int] = set()
+        prefix = package + "."
+        for name, module in list(sys.modules.items()):
+            if type(module) is not types.ModuleType:
+                continue  # a stand-in object registered as a module: its namespace is its own
+            if type(name) is not str or not (name == package or name.startswith(prefix)):
+                continue
+            for value in list(_MODULE_DICT.__get__(module, types.ModuleType).values()):
+                if is_class(value):
+                    found.add(id(value))
+        cached = _LIBRARY_CLASSES[package] = (loaded, frozenset(found))
+    return id(cls) in cached[1]
+
+
+_MODULE_DICT: Any = vars(types.ModuleType)["__dict__"]
 
 
 def instance_attributes(value: object) -> Iterator[tuple[str, Any]]:

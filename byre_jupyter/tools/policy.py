@@ -4,7 +4,8 @@ Two policies gate the tools: ``Claude.python_tool`` for ``python`` and ``Claude.
 ``variables``, ``inspect`` and ``history`` (each ``"allow"``, ``"ask"`` or ``"deny"``). A policy is
 read at every call, so ``%config`` takes effect for the next tool call. Under ``"ask"`` an
 approver (the notebook UI) decides each call; without one the call is denied, never silently
-allowed.
+allowed. Every answer is the session's one decision type, an ``Allow`` or a ``Deny``
+(``session/permissions.py``).
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
+from ..session.permissions import Allow, Decision, Deny
+
 __all__ = [
-    "ApprovalDecision",
     "ApproveFn",
     "Policy",
     "PythonApproval",
@@ -80,53 +82,38 @@ def enable_hint(trait: str) -> str:
     )
 
 
-@dataclass(frozen=True)
-class ApprovalDecision:
-    """An approver's answer. ``approved_by`` ends up in :class:`PythonRun` (e.g. for the card)."""
-
-    allowed: bool
-    reason: str | None = None
-    approved_by: str = "user"
-
-    @classmethod
-    def allow(cls, approved_by: str = "user") -> ApprovalDecision:
-        return cls(True, None, approved_by)
-
-    @classmethod
-    def deny(cls, reason: str | None = None) -> ApprovalDecision:
-        return cls(False, reason)
-
-
 ApproveFn = Callable[
     [ToolApproval],
-    Union[Awaitable[Union[ApprovalDecision, bool]], ApprovalDecision, bool],  # noqa: UP007
+    Union[Awaitable[Union[Decision, bool]], Decision, bool],  # noqa: UP007
 ]
-"""Decides one call; may be async. ``True``/``False`` stand for allow/deny without a reason."""
+"""Decides one call; may be async. ``True``/``False`` stand for allow/deny without a reason.
+An ``Allow``'s ``approved_by`` ends up in :class:`PythonRun` (e.g. for the card)."""
 
 
 async def decide(
     request: ToolApproval, policy: Callable[[], str], approve: ApproveFn | None
-) -> ApprovalDecision:
-    """The decision for one call under the current policy; a denial's ``reason`` is for Claude.
+) -> Decision:
+    """The decision for one call under the current policy; a denial's ``message`` is for
+    Claude.
 
     Cancellation while the approver waits propagates (the call never starts).
     """
     gate = _gate(request)
     mode = policy()
     if mode == "allow":
-        return ApprovalDecision.allow("policy")
+        return Allow(approved_by="policy")
     if mode == "deny":
-        return ApprovalDecision.deny(
+        return Deny(
             f"{gate.what} is disabled in this kernel (Claude.{gate.trait} = 'deny'). "
             + enable_hint(gate.trait)
         )
     if mode != "ask":
-        return ApprovalDecision.deny(
+        return Deny(
             f"Unknown Claude.{gate.trait} policy {mode!r}; expected 'allow', 'ask' or 'deny'. "
             + enable_hint(gate.trait)
         )
     if approve is None:
-        return ApprovalDecision.deny(
+        return Deny(
             f"{gate.action} needs the user's approval (Claude.{gate.trait} = 'ask'), but no "
             "approver is attached to this session, so the call was denied. The user can allow "
             f'it without asking with `%config Claude.{gate.trait} = "allow"`.'
@@ -137,15 +124,15 @@ async def decide(
             answer = await answer
     except Exception as e:
         log.warning("byre: the %s approver failed", request.tool, exc_info=True)
-        return ApprovalDecision.deny(f"the approver failed ({type(e).__name__}: {e})")
-    if isinstance(answer, ApprovalDecision) and answer.allowed:
+        return Deny(f"the approver failed ({type(e).__name__}: {e})")
+    if isinstance(answer, Allow):
         return answer
     if answer is True:
-        return ApprovalDecision.allow()
-    reason = answer.reason if isinstance(answer, ApprovalDecision) else None
+        return Allow()
+    reason = answer.message if isinstance(answer, Deny) else None
     declined = (
         "The user declined to run this code"
         if gate is _PYTHON
         else f"The user declined this {request.tool} call"
     )
-    return ApprovalDecision.deny(f"{declined}: {reason}" if reason else f"{declined}.")
+    return Deny(f"{declined}: {reason}" if reason else f"{declined}.")

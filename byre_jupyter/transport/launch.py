@@ -11,29 +11,41 @@ a prompt-injected model can run ``env`` in Bash, and the server's token would le
 user's whole Jupyter server (every kernel, every file), the hub token their whole account. The
 CLI's own settings (``ANTHROPIC_*``, ``CLAUDE_*``, cloud-provider credentials for Bedrock or
 Vertex), ``PATH`` and ``HOME`` pass.
+
+How the CLI is launched is written once, in :class:`LaunchOptions`: each field says in its
+metadata (:class:`Setting`) what it becomes (a flag, the environment, the process), which
+``Claude`` trait sets it and whether a fork inherits it. ``SessionOptions`` and
+:class:`LaunchSpec` extend it, the ``Claude`` settings are read from it, and :func:`build_argv`
+turns every flag field into its flag: a new CLI flag is one field here and one trait.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import json
 import os
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from ..errors import CLINotFoundError
+from ..protocol import model_option
 from ..protocol.framing import DEFAULT_MAX_LINE_BYTES
 
 __all__ = [
     "DEFAULT_ENV_DROP",
+    "LaunchOptions",
     "LaunchSpec",
+    "Setting",
     "build_argv",
     "build_env",
     "bypass_allowed",
     "bypass_refusal",
     "find_cli",
     "gateway_hint",
+    "launch_fields",
 ]
 
 ENV_CLI_PATH = "BYRE_CLAUDE_PATH"
@@ -130,14 +142,87 @@ def bypass_refusal(env: Mapping[str, str]) -> str | None:
     )
 
 
-@dataclass(frozen=True)
-class LaunchSpec:
-    """Everything that decides how one CLI process is started."""
+def _same(value: Any) -> Any:
+    return value
 
-    cli_path: str  # "" (or a name on PATH): resolved by find_cli when the process starts
-    cwd: str | None = None
-    model: str | None = None
-    permission_mode: str | None = None
+
+@dataclass(frozen=True)
+class Setting:
+    """What one :class:`LaunchOptions` field is (its ``metadata["launch"]``)."""
+
+    reaches: Literal["flag", "argv", "environment", "process"]
+    """``flag``: ``FLAG=VALUE`` on argv (:func:`build_argv`); ``argv``: the words themselves;
+    ``environment``: the CLI's environment (:func:`build_env`); ``process``: how it is run."""
+    flag: str = ""
+    trait: str | None = None
+    """The ``Claude`` trait that sets it for the notebook's sessions; None: set from code."""
+    from_trait: Callable[[Any], Any] = _same
+    """The field's value for the trait's (``max_line_mb`` is in MiB, the field in bytes)."""
+    fork: bool = True
+    """A fork of a conversation is launched with it too."""
+
+
+def _setting(default: Any = None, **how: Any) -> Any:
+    factory = {"default_factory": default} if callable(default) else {"default": default}
+    return field(**factory, metadata={"launch": Setting(**how)})
+
+
+def _mebibytes(value: Any) -> int:
+    return int(value) * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class LaunchOptions:
+    """How the CLI is launched: every setting the user or the host chooses, each once."""
+
+    cli_path: str | None = _setting(reaches="process", trait="cli_path")
+    """None or "": $BYRE_CLAUDE_PATH, else ``claude`` on PATH (:func:`find_cli`)."""
+    cwd: str | None = _setting(reaches="process", trait="cwd")
+    model: str | None = _setting(reaches="flag", flag="--model", trait="model")
+    """What the user typed: "default" and "" mean the CLI's default (:func:`model_option`)."""
+    permission_mode: str | None = _setting(
+        reaches="flag", flag="--permission-mode", trait="permission_mode"
+    )
+    env: Mapping[str, str] = _setting(dict, reaches="environment", trait="env")
+    """Added to the kernel's environment last: always wins."""
+    env_drop: Sequence[str] = _setting(tuple, reaches="environment", trait="env_drop")
+    """Names and globs withheld from the CLI, beyond :data:`DEFAULT_ENV_DROP`."""
+    extra_args: Sequence[str] = _setting(tuple, reaches="argv", trait="extra_args")
+    commit_name: str | None = _setting(reaches="environment")
+    commit_email: str | None = _setting(reaches="environment")
+    max_line_bytes: int = _setting(
+        DEFAULT_MAX_LINE_BYTES, reaches="process", trait="max_line_mb", from_trait=_mebibytes
+    )
+    """Longer stdout lines are reported, not read."""
+
+    def __post_init__(self) -> None:
+        # Normalised once, so equal settings compare equal and nothing shares a caller's list.
+        normal: dict[str, Any] = {
+            "model": model_option(self.model),
+            "cwd": os.fspath(self.cwd) if self.cwd is not None else None,
+            "env": dict(self.env or {}),
+            "env_drop": tuple(self.env_drop),
+            "extra_args": tuple(self.extra_args),
+        }
+        for name, value in normal.items():
+            object.__setattr__(self, name, value)
+
+    def launch_options(self) -> dict[str, Any]:
+        """The launch settings alone, by field name (of a ``SessionOptions`` too)."""
+        return {f.name: getattr(self, f.name) for f in launch_fields()}
+
+
+def launch_fields() -> list[dataclasses.Field[Any]]:
+    """The fields of :class:`LaunchOptions`, each with its :class:`Setting` as
+    ``metadata["launch"]``."""
+    return list(dataclasses.fields(LaunchOptions))
+
+
+@dataclass(frozen=True)
+class LaunchSpec(LaunchOptions):
+    """Everything that decides how one CLI process is started: the launch options and which
+    conversation this process continues."""
+
     session_id: str | None = None  # --session-id: a new conversation with a known id
     resume: str | None = None  # --resume: continue that conversation
     resume_session_at: str | None = None  # keep history only up to this message uuid
@@ -146,20 +231,27 @@ class LaunchSpec:
     settings: Mapping[str, object] = field(
         default_factory=lambda: {"attribution": {"commit": "", "pr": ""}}
     )
-    extra_args: Sequence[str] = ()
-    env: Mapping[str, str] = field(default_factory=dict)  # added last: always wins
-    env_drop: Sequence[str] = ()  # names/globs dropped in addition to DEFAULT_ENV_DROP
-    commit_name: str | None = None
-    commit_email: str | None = None
     # Launch so that a later set_permission_mode("bypassPermissions") is accepted (the CLI
     # answers bypass_not_launched otherwise); it does not bypass anything by itself.
     allow_bypass: bool = False
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES  # longer stdout lines are reported, not read
+
+
+def _flag(flag: str, value: object) -> list[str]:
+    """A flag field's words: ``--flag=VALUE`` (the equals form keeps a dash-leading value from
+    being read as a flag), once per item of a list, a bare ``--flag`` for True; nothing when
+    unset, empty or False."""
+    if value is None or value is False or value == "":
+        return []
+    if value is True:
+        return [flag]
+    if isinstance(value, (list, tuple)):
+        return [f"{flag}={item}" for item in value]
+    return [f"{flag}={value}"]
 
 
 def build_argv(spec: LaunchSpec) -> list[str]:
     argv = [
-        spec.cli_path,
+        spec.cli_path or "claude",
         "--output-format", "stream-json",
         "--input-format", "stream-json",
         "--verbose",
@@ -171,16 +263,16 @@ def build_argv(spec: LaunchSpec) -> list[str]:
             name: {"type": "sdk", "name": name, "alwaysLoad": True} for name in spec.mcp_servers
         }
         argv += ["--mcp-config", json.dumps({"mcpServers": servers}, separators=(",", ":"))]
-    if spec.permission_mode:
-        argv += ["--permission-mode", spec.permission_mode]
+    for option in launch_fields():
+        setting: Setting = option.metadata["launch"]
+        if setting.reaches == "flag":
+            argv += _flag(setting.flag, getattr(spec, option.name))
     if spec.permission_mode == "bypassPermissions" or spec.allow_bypass:
         argv.append("--allow-dangerously-skip-permissions")
     if spec.permission_mode != "bypassPermissions":
         # Without it the CLI never sends can_use_tool: tools needing approval are silently
         # refused (docs/protocol.md, section 1).
         argv += ["--permission-prompt-tool", "stdio"]
-    if spec.model:
-        argv += ["--model", spec.model]
     # The equals form keeps a dash-leading value from being read as a flag.
     if spec.resume:
         argv.append(f"--resume={spec.resume}")

@@ -3,7 +3,8 @@
 ``viewmodel`` (pure) folds protocol messages into blocks; ``static`` (pure) renders them as a
 shareable mimebundle; ``live`` shows them as ipywidgets while the turn runs, throttled by
 ``coalesce``; ``terminal`` prints them for IPython without a frontend. Imports only
-``byre_jupyter.protocol`` from the rest of the package.
+``byre_jupyter.protocol`` and the approval decision types (``session/permissions.py``) from the
+rest of the package.
 
 ``LiveView`` is imported lazily so the pure parts load without ipywidgets.
 """

@@ -15,33 +15,47 @@ user approve something other than what they read), so:
   the leaf.
 
 :class:`ApprovalCard` shows that with *Allow once*, *Always allow (session)* and *Deny* (with
-an optional reason) and resolves an asyncio future with the answer. The body sits in a box of
-bounded height that scrolls, headed by its size, so a 20,000-character command is all there.
-Button callbacks may run on another thread, so they only hand the click to the loop.
+an optional reason) and resolves an asyncio future with the answer, the session's one decision
+type (an ``Allow`` or a ``Deny``). Next to the buttons it says, in words, what *Always allow*
+covers (the exact command, a prefix rule the user picks, the file, the tool: ui/toolinfo.py's
+table, docs/security.md "What the allowances cover"); the ``Allow`` carries that allowance. The
+body sits in a box of bounded height that scrolls, headed by its size, so a 20,000-character
+command is all there. Button callbacks may run on another thread, so they only hand the click
+to the loop.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from byre_jupyter.session.permissions import Allow, Allowance, Decision, Deny
 from byre_jupyter.ui.markdown import escape_text
-from byre_jupyter.ui.reveal import count_hidden, reveal, reveal_html
-from byre_jupyter.ui.toolinfo import tool_diff, tool_label
+from byre_jupyter.ui.reveal import count_hidden, count_lookalikes, reveal, reveal_html
+from byre_jupyter.ui.toolinfo import (
+    ApprovalKind,
+    allowance_choices,
+    allowance_text,
+    allowance_words,
+    input_lines,
+    tool_diff,
+    tool_info,
+    tool_label,
+    value_text,
+)
 
 __all__ = [
+    "ALWAYS_LABEL",
     "ApprovalCard",
-    "ApprovalDecision",
     "ToolRequest",
     "describe_request",
     "describe_tool_request",
 ]
 
 Choice = Literal["allow", "always", "deny"]
+ALWAYS_LABEL = "Always allow (session)"
 BodyKind = Literal["command", "code", "content", "diff", "prompt", "input"]
 
 #: Input keys holding the model's own words about its call: shown only as a quoted claim.
@@ -58,16 +72,6 @@ _BODY_LABELS: dict[BodyKind, str] = {
 # Above this the box surely scrolls; the size line then says so.
 _SCROLL_HINT_LINES = 18
 _SCROLL_HINT_CHARS = 1_500
-
-
-@dataclass(frozen=True)
-class ApprovalDecision:
-    choice: Choice
-    reason: str = ""
-
-    @property
-    def allowed(self) -> bool:
-        return self.choice != "deny"
 
 
 @dataclass(frozen=True)
@@ -113,44 +117,15 @@ class ToolRequest:
             count_hidden(t) for t in (self.claim, self.body, self.extra)
         )
 
+    @property
+    def lookalike_count(self) -> int:
+        """Letters of another script passing for Latin ones (a Cyrillic i in github.com)."""
+        return sum(count_lookalikes(t) for t in (self.heading, self.claim, self.body, self.extra))
+
 
 # --- describing a request -------------------------------------------------------------------
 
 _SUMMARY_CHARS = 160
-
-_KEY = re.compile(r"[A-Za-z_][\w.-]*")
-
-
-def _key_text(key: object) -> str:
-    text = str(key)
-    return text if _KEY.fullmatch(text) else json.dumps(text, ensure_ascii=False)
-
-
-def _value_text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value, ensure_ascii=False, indent=2, default=str)
-    except (TypeError, ValueError):
-        return repr(value)
-
-
-def input_lines(tool_input: Mapping[str, Any], skip: tuple[str, ...] = ()) -> str:
-    """Every key of ``tool_input`` but ``skip`` as ``key: value``, readable and complete.
-
-    A multi-line value starts on the next line, indented, so no value can fake a key line.
-    """
-    out: list[str] = []
-    for key, value in tool_input.items():
-        if key in skip:
-            continue
-        text = _value_text(value)
-        if "\n" in text:
-            out.append(f"{_key_text(key)}:")
-            out.extend(f"    {line}" for line in text.split("\n"))
-        else:
-            out.append(f"{_key_text(key)}: {text}")
-    return "\n".join(out)
 
 
 def _count(n: int, word: str) -> str:
@@ -165,7 +140,7 @@ def line_count(text: str) -> int:
 
 
 def _claim(tool_input: Mapping[str, Any]) -> str:
-    return "\n".join(_value_text(tool_input[k]) for k in CLAIM_KEYS if k in tool_input)
+    return "\n".join(value_text(tool_input[k]) for k in CLAIM_KEYS if k in tool_input)
 
 
 def _heading(*parts: str) -> str:
@@ -205,13 +180,13 @@ def _string_body(
 
 
 Describer = Callable[[str, Mapping[str, Any]], ToolRequest]
-_DESCRIBERS: dict[str, Describer] = {}
+#: One describer per ``ToolInfo.approval`` kind (ui/toolinfo.py says which tool has which).
+_DESCRIBERS: dict[ApprovalKind, Describer] = {}
 
 
-def _describes(*names: str) -> Callable[[Describer], Describer]:
+def _describes(kind: ApprovalKind) -> Callable[[Describer], Describer]:
     def register(fn: Describer) -> Describer:
-        for name in names:
-            _DESCRIBERS[name] = fn
+        _DESCRIBERS[kind] = fn
         return fn
 
     return register
@@ -222,18 +197,18 @@ def _text(tool_input: Mapping[str, Any], key: str) -> str:
     return value if isinstance(value, str) else ""
 
 
-@_describes("Bash")
+@_describes("bash")
 def _bash(name: str, tool_input: Mapping[str, Any]) -> ToolRequest:
     where = " in the background" if tool_input.get("run_in_background") is True else ""
     return _string_body(name, tool_input, f"Run a shell command{where}", "command", "command")
 
 
-@_describes("mcp__byre__python")
+@_describes("python")
 def _python(name: str, tool_input: Mapping[str, Any]) -> ToolRequest:
     return _string_body(name, tool_input, "Run Python in your kernel", "code", "code")
 
 
-@_describes("Write")
+@_describes("write")
 def _write(name: str, tool_input: Mapping[str, Any]) -> ToolRequest:
     content = tool_input.get("content")
     size = ""
@@ -243,7 +218,7 @@ def _write(name: str, tool_input: Mapping[str, Any]) -> ToolRequest:
     return _string_body(name, tool_input, heading, "content", "content", ("file_path",))
 
 
-@_describes("Edit")
+@_describes("edit")
 def _edit(name: str, tool_input: Mapping[str, Any]) -> ToolRequest:
     every = "(every occurrence)" if tool_input.get("replace_all") is True else ""
     heading = _heading("Edit", _text(tool_input, "file_path"), every)
@@ -263,7 +238,7 @@ def _edit(name: str, tool_input: Mapping[str, Any]) -> ToolRequest:
     )
 
 
-@_describes("MultiEdit")
+@_describes("multi_edit")
 def _multi_edit(name: str, tool_input: Mapping[str, Any]) -> ToolRequest:
     path = _text(tool_input, "file_path")
     edits = tool_input.get("edits")
@@ -294,46 +269,33 @@ def _multi_edit(name: str, tool_input: Mapping[str, Any]) -> ToolRequest:
     )
 
 
-@_describes("NotebookEdit")
+@_describes("notebook_edit")
 def _notebook_edit(name: str, tool_input: Mapping[str, Any]) -> ToolRequest:
     heading = _heading("Edit notebook", _text(tool_input, "notebook_path"))
     return _string_body(name, tool_input, heading, "new_source", "code", ("notebook_path",))
 
 
-@_describes("Agent", "Task")
+@_describes("agent")
 def _agent(name: str, tool_input: Mapping[str, Any]) -> ToolRequest:
     return _string_body(name, tool_input, "Start a subagent", "prompt", "prompt")
 
 
-def _titled(action: str, key: str | None = None, after: str = "") -> Describer:
+@_describes("titled")
+def _titled(name: str, tool_input: Mapping[str, Any]) -> ToolRequest:
     """A tool whose title may name one input value; all of its input is listed below."""
-
-    def describe(name: str, tool_input: Mapping[str, Any]) -> ToolRequest:
-        named = _text(tool_input, key) if key else ""
-        return _generic(name, tool_input, _heading(action, named, after))
-
-    return describe
+    info = tool_info(name)
+    named = _text(tool_input, info.named) if info.named else ""
+    return _generic(name, tool_input, _heading(info.action, named, info.after))
 
 
-for _name, _describer in {
-    "Read": _titled("Read", "file_path"),
-    "Grep": _titled("Search file contents for", "pattern"),
-    "Glob": _titled("List files matching", "pattern"),
-    "WebFetch": _titled("Fetch", "url"),
-    "WebSearch": _titled("Search the web for", "query"),
-    "mcp__byre__variables": _titled("List the variables in your kernel"),
-    "mcp__byre__inspect": _titled("Inspect", "name", "in your kernel"),
-    "mcp__byre__history": _titled("Read your recent cells"),
-}.items():
-    _describes(_name)(_describer)
+@_describes("generic")
+def _any(name: str, tool_input: Mapping[str, Any]) -> ToolRequest:
+    return _generic(name, tool_input, f"Use {tool_label(name)}")
 
 
 def describe_request(tool_name: str, tool_input: Mapping[str, Any]) -> ToolRequest:
     """What the tool call will do, in full (pure)."""
-    describe = _DESCRIBERS.get(tool_name)
-    if describe is not None:
-        return describe(tool_name, tool_input)
-    return _generic(tool_name, tool_input, f"Use {tool_label(tool_name)}")
+    return _DESCRIBERS[tool_info(tool_name).approval](tool_name, tool_input)
 
 
 def describe_tool_request(tool_name: str, tool_input: Mapping[str, Any]) -> tuple[str, str]:
@@ -352,6 +314,8 @@ _PRE = (
     "margin:0.2em 0;padding:0.3em;border:1px solid var(--jp-border-color2, #ccc)"
 )
 _DIM = "font-size:0.85em;opacity:0.75;line-height:1.4"
+# A command in the scope words is clipped here: the body above holds it whole.
+_RULE_CHARS = 100
 
 
 def _size_line(label: str, text: str) -> str:
@@ -381,12 +345,39 @@ def header_html(request: ToolRequest) -> str:
             if hidden == 1
             else (f"{hidden:,} invisible or control characters")
         )
-        parts.append(
-            '<div class="byre-approval-hidden" '
-            'style="color:#c0392b;font-size:0.9em;line-height:1.4">'
-            f"⚠ This request holds {what}, shown as ⟨U+…⟩ markers.</div>"
+        parts.append(_warning(f"⚠ This request holds {what}, shown as ⟨U+…⟩ markers."))
+    lookalikes = request.lookalike_count
+    if lookalikes:
+        what = (
+            "a letter of another script that looks like a Latin one"
+            if lookalikes == 1
+            else f"{lookalikes:,} letters of other scripts that look like Latin ones"
         )
+        parts.append(_warning(f"⚠ This request holds {what}, shown as ⟨U+…⟩ markers."))
     return "".join(parts)
+
+
+def _warning(text: str) -> str:
+    return (
+        '<div class="byre-approval-hidden" style="color:#c0392b;font-size:0.9em;line-height:1.4">'
+        f"{escape_text(text)}</div>"
+    )
+
+
+def scope_html(choices: tuple[Allowance, ...]) -> str:
+    """What *Always allow* covers, in words, beside the buttons (the one choice, or the
+    words before the menu of choices)."""
+    lead = f"<b>{ALWAYS_LABEL}</b> covers"
+    if len(choices) > 1:
+        return f'<div class="byre-approval-scope" style="{_DIM};{_WRAP}">{lead}:</div>'
+    (only,) = choices
+    # The exact input is the body above: its JSON again would be noise.
+    rule = "" if only.scope == "input" else f" ({allowance_text(only, _RULE_CHARS)})"
+    words = escape_text(f"{allowance_words(only)}{rule}")
+    return (
+        f'<div class="byre-approval-scope" style="{_DIM};{_WRAP}">{lead} {words}, until the '
+        "conversation ends.</div>"
+    )
 
 
 def body_html(request: ToolRequest) -> str:
@@ -422,7 +413,7 @@ class ApprovalCard:
         self.request = describe_request(tool_name, tool_input)
         self.title, self.detail = self.request.title, self.request.detail
         self._loop = loop
-        self.decision: asyncio.Future[ApprovalDecision] = loop.create_future()
+        self.decision: asyncio.Future[Decision] = loop.create_future()
 
         def full_width() -> Any:
             # 100% plus the widget's default 2 px side margins would overflow the card.
@@ -442,7 +433,7 @@ class ApprovalCard:
             )
 
         self.allow = make_button("Allow once", "success", "check")
-        self.always = make_button("Always allow (session)", "", "check-double")
+        self.always = make_button(ALWAYS_LABEL, "", "check-double")
         self.deny = make_button("Deny", "danger", "times")
         self.reason = own(
             W.Text(
@@ -462,26 +453,64 @@ class ApprovalCard:
                 layout=own(W.Layout(flex_flow="row wrap")),
             )
         )
+        #: What "Always allow" may keep, the narrowest first; the menu picks one when there
+        #: is a choice (a command: exactly it, or a prefix rule of its first words).
+        self.choices = allowance_choices(tool_name, tool_input)
+        self.scope = own(W.HTML(scope_html(self.choices), layout=full_width()))
+        scope_row: tuple[Any, ...] = (self.scope,)
+        self.scope_menu: Any = None
+        if len(self.choices) > 1:
+            self.scope_menu = own(
+                W.Dropdown(
+                    options=[
+                        (f"{allowance_words(c)} ({allowance_text(c, _RULE_CHARS)})", n)
+                        for n, c in enumerate(self.choices)
+                    ],
+                    value=0,
+                    layout=own(W.Layout(width="auto", max_width="100%")),
+                )
+            )
+            self.scope.layout = own(W.Layout(width="auto", margin="2px 0.4em 2px 0"))
+            scope_row = (
+                own(
+                    W.HBox(
+                        (self.scope, self.scope_menu),
+                        layout=own(W.Layout(flex_flow="row wrap", align_items="center")),
+                    )
+                ),
+            )
         self.widget = own(
             W.VBox(
-                (header, body, buttons),
+                (header, body, buttons, *scope_row),
                 layout=own(W.Layout(border="1px solid #d4a017", padding="0.3em", margin="0.3em 0")),
             )
         )
         # The live view makes it an alertdialog named by its title, and shows it when it waits.
         self.widget.add_class("byre-approval-card")
 
-    def _clicked(self, choice: Choice) -> None:  # any thread
-        reason = str(self.reason.value or "")
-        self._loop.call_soon_threadsafe(self._resolve, ApprovalDecision(choice, reason))
+    def answer(self, choice: Choice, reason: str = "") -> Decision:
+        """The decision a click on ``choice`` stands for (``always``: with the allowance the
+        scope menu shows)."""
+        if choice == "deny":
+            return Deny(reason)
+        if choice == "allow":
+            return Allow()
+        picked = self.scope_menu.value if self.scope_menu is not None else 0
+        return Allow(remember=self.choices[picked if 0 <= picked < len(self.choices) else 0])
 
-    def _resolve(self, decision: ApprovalDecision) -> None:
+    def _clicked(self, choice: Choice) -> None:  # any thread
+        decision = self.answer(choice, str(self.reason.value or ""))
+        self._loop.call_soon_threadsafe(self._resolve, decision)
+
+    def _resolve(self, decision: Decision) -> None:
         if not self.decision.done():
             self.decision.set_result(decision)
         for button in (self.allow, self.always, self.deny):
             button.disabled = True
         self.reason.disabled = True
+        if self.scope_menu is not None:
+            self.scope_menu.disabled = True
 
     def reject(self, reason: str) -> None:
         """Stop/■ or the turn ended: answer deny without a click."""
-        self._resolve(ApprovalDecision("deny", reason))
+        self._resolve(Deny(reason))

@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 import textwrap
 
-from byre_jupyter.ui.approval_card import input_lines
 from byre_jupyter.ui.blocks import ImageView, ToolCardView
 from byre_jupyter.ui.reveal import reveal
+from byre_jupyter.ui.toolinfo import input_lines, tool_info
 from byre_jupyter.ui.viewmodel import TurnView
 
 __all__ = [
@@ -128,18 +128,10 @@ def card_input_text(card: ToolCardView) -> str:
 def _card_input(card: ToolCardView) -> str:
     if card.diff:
         return card.diff
-    command = card.input.get("command")
-    if card.name == "Bash" and isinstance(command, str):
-        return f"$ {command}"
-    code = card.input.get("code")
-    if isinstance(code, str):
-        return code
-    content = card.input.get("content")
-    if card.name == "Write" and isinstance(content, str):
-        return content
-    prompt = card.input.get("prompt")
-    if card.name in _AGENT_TOOLS and isinstance(prompt, str):
-        return f"Asked: {prompt}"
+    info = tool_info(card.name)
+    body = card.input.get(info.body_key) if info.body_key else None
+    if isinstance(body, str):
+        return f"{info.body_prefix}{body}"
     values = list(card.input.values())
     if not values or (len(values) == 1 and values[0] == card.summary):
         return ""
@@ -147,7 +139,6 @@ def _card_input(card: ToolCardView) -> str:
     return input_lines(card.input)
 
 
-_AGENT_TOOLS = ("Agent", "Task")
 _TOOLS_USED = re.compile(r"<tools-used-before-summary>.*?</tools-used-before-summary>\s*", re.S)
 _HAND_BACK = re.compile(r"^\s*\[Subagent hand-back\](?:[^\n]*?The report follows:\n|\s*)")
 _AGENT_TAIL = re.compile(r"\n\s*agentId:.*\Z", re.S)
@@ -159,7 +150,7 @@ def card_result_text(card: ToolCardView) -> str:
     (``<tools-used-before-summary>``, "[Subagent hand-back] ...", ``agentId: ...``,
     ``<usage>``) around the subagent's report: only the report is shown, as "Answered: ..."."""
     text = card.result_text or ""
-    if card.name not in _AGENT_TOOLS or card.is_error:
+    if not tool_info(card.name).subagent or card.is_error:
         return text
     report = _TOOLS_USED.sub("", text)
     report = _USAGE.sub("", report)

@@ -13,6 +13,14 @@ separators (Zl, Zp); lone surrogates (Cs); space separators other than the ASCII
 look like a space but are not one to a shell); variation selectors; and the few letters and
 marks that render as nothing (Hangul fillers, the combining grapheme joiner, the braille blank).
 
+Look-alike letters are marked the same way (:func:`lookalike_positions`): a letter of another
+script drawn like a Latin one (a Cyrillic i in github.com, a Greek omicron), or a fullwidth or
+mathematical Latin letter, when it stands in a Latin word (one that also has Latin letters and
+either only look-alikes besides or mostly Latin ones), or forms a whole label of a hostname
+that also has Latin letters (apple.com spelled in Cyrillic). ASCII-only text has none, and a
+word wholly in
+another script (Russian prose, a Cyrillic domain) is that script's own word, not a disguise.
+
 Pure module.
 """
 
@@ -23,7 +31,15 @@ import html
 import re
 import unicodedata
 
-__all__ = ["count_hidden", "is_hidden", "marker", "reveal", "reveal_html"]
+__all__ = [
+    "count_hidden",
+    "count_lookalikes",
+    "is_hidden",
+    "lookalike_positions",
+    "marker",
+    "reveal",
+    "reveal_html",
+]
 
 # Characters that are not controls or format characters but still draw nothing.
 _BLANK_LETTERS = frozenset(
@@ -50,6 +66,111 @@ MARKER_STYLE = (
     "color:#c0392b;border:1px solid #c0392b;border-radius:3px;padding:0 0.15em;"
     "font-size:0.85em;white-space:nowrap"
 )
+
+
+# Letters of other scripts that are drawn like a Latin letter (the Latin one beside each), from
+# Unicode's confusables for Cyrillic, Greek, Armenian and Cherokee, plus two IPA letters.
+_LOOKS_LATIN: dict[str, str] = dict(
+    [
+        # Cyrillic (and two IPA letters): aeopcyxsijhdqwlyga
+        *zip(
+            "\u0430\u0435\u043e\u0440\u0441\u0443\u0445\u0455\u0456\u0458"
+            "\u04bb\u0501\u051b\u051d\u04cf\u04af\u0261\u0251",
+            "aeopcyxsijhdqwlyga",
+            strict=True,
+        ),
+        # Cyrillic capitals: ABEKMHOPCTXYSIJQWHY
+        *zip(
+            "\u0410\u0412\u0415\u041a\u041c\u041d\u041e\u0420\u0421\u0422"
+            "\u0425\u0423\u0405\u0406\u0408\u051a\u051c\u04ba\u04ae",
+            "ABEKMHOPCTXYSIJQWHY",
+            strict=True,
+        ),
+        # Greek: aovpikucj
+        *zip(
+            "\u03b1\u03bf\u03bd\u03c1\u03b9\u03ba\u03c5\u03f2\u03f3",
+            "aovpikucj",
+            strict=True,
+        ),
+        # Greek capitals: ABEZHIKMNOPTYXC
+        *zip(
+            "\u0391\u0392\u0395\u0396\u0397\u0399\u039a\u039c\u039d\u039f"
+            "\u03a1\u03a4\u03a5\u03a7\u03f9",
+            "ABEZHIKMNOPTYXC",
+            strict=True,
+        ),
+        # Armenian: osghn
+        *zip(
+            "\u0585\u057d\u0581\u0570\u0578",
+            "osghn",
+            strict=True,
+        ),
+        # Cherokee: ABCDEGHJKLMPSTVWZ
+        *zip(
+            "\u13aa\u13f4\u13df\u13a0\u13ac\u13c0\u13bb\u13ab\u13e6\u13de"
+            "\u13b7\u13e2\u13da\u13a2\u13d9\u13d4\u13c3",
+            "ABCDEGHJKLMPSTVWZ",
+            strict=True,
+        ),
+    ]
+)
+# A word: letters and digits; a run that may hold a hostname: words, hyphens and dots. Both
+# match maximal runs of one class, so a scan is linear in the text (a pattern that must end in
+# ".label" would retry from every character of a long word: quadratic).
+_WORD = re.compile(r"[^\W_]+")
+_RUN = re.compile(r"[\w.-]+")
+
+
+@functools.lru_cache(maxsize=4096)
+def looks_latin(ch: str) -> str:
+    """The Latin letter ``ch`` passes for ("" if it is none, or is ASCII)."""
+    if ch.isascii() or not ch.isalpha():
+        return ""
+    if ch in _LOOKS_LATIN:
+        return _LOOKS_LATIN[ch]
+    folded = unicodedata.normalize("NFKC", ch)  # fullwidth and mathematical letters
+    return folded if len(folded) == 1 and folded.isascii() and folded.isalpha() else ""
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_latin(ch: str) -> bool:
+    if ch.isascii():
+        return ch.isalpha()
+    return unicodedata.name(ch, "").startswith("LATIN ") and not looks_latin(ch)
+
+
+def lookalike_positions(text: str) -> set[int]:
+    """Where ``text`` has a look-alike letter passing for a Latin one (see the module doc)."""
+    if text.isascii():
+        return set()
+    found: set[int] = set()
+    for m in _WORD.finditer(text):
+        word = m.group()
+        if word.isascii():
+            continue
+        looks = [i for i, ch in enumerate(word) if looks_latin(ch)]
+        if not looks:
+            continue
+        latin = sum(1 for ch in word if _is_latin(ch))
+        others = sum(1 for ch in word if ch.isalpha() and not _is_latin(ch))
+        if latin and (len(looks) == others or latin >= others):
+            found.update(m.start() + i for i in looks)
+    for m in _RUN.finditer(text):
+        host = m.group()
+        if "." not in host or host.isascii() or not any(_is_latin(ch) for ch in host):
+            continue
+        at = m.start()
+        for label in host.split("."):
+            letters = [i for i, ch in enumerate(label) if ch.isalpha()]
+            if letters and all(looks_latin(label[i]) for i in letters):
+                found.update(at + i for i in letters)
+            at += len(label) + 1
+    return found
+
+
+def count_lookalikes(text: str) -> int:
+    """How many look-alike letters ``text`` holds (:func:`lookalike_positions`)."""
+    return len(lookalike_positions(text))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -83,40 +204,54 @@ def _hidden_positions(text: str, one_line: bool = False) -> list[re.Match[str]]:
     return [m for m in candidates.finditer(text) if _hidden(m.group(), one_line)]
 
 
+def _marked(text: str, one_line: bool) -> list[int]:
+    """Every position :func:`reveal` shows as a marker: hidden characters and look-alikes."""
+    hidden = {m.start() for m in _hidden_positions(text, one_line)}
+    return sorted(hidden | lookalike_positions(text))
+
+
 def count_hidden(text: str, *, one_line: bool = False) -> int:
     """How many hidden characters ``text`` holds (``one_line``: as :func:`reveal`)."""
     return len(_hidden_positions(text, one_line))
 
 
 def reveal(text: str, *, one_line: bool = False) -> str:
-    """``text`` with every hidden character replaced by its :func:`marker`. Plain text.
+    """``text`` with every hidden character and look-alike letter replaced by its
+    :func:`marker`. Plain text.
 
     ``one_line``: the text is a title or a path, so ``\\n`` and ``\\t`` are markers too.
     """
-    candidates = _CANDIDATE_ONE_LINE if one_line else _CANDIDATE
-    return candidates.sub(
-        lambda m: marker(m.group()) if _hidden(m.group(), one_line) else m.group(), text
-    )
+    out: list[str] = []
+    pos = 0
+    for at in _marked(text, one_line):
+        out.append(text[pos:at])
+        out.append(marker(text[at]))
+        pos = at + 1
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def _name(ch: str) -> str:
-    return unicodedata.name(ch, "") or f"control character {ord(ch):#04x}"
+    name = unicodedata.name(ch, "") or f"control character {ord(ch):#04x}"
+    latin = looks_latin(ch)
+    return f"{name}, which looks like the Latin letter {latin}" if latin else name
 
 
 def reveal_html(text: str, *, one_line: bool = False) -> str:
-    """``text`` escaped for HTML, each hidden character a styled marker (named in its title).
+    """``text`` escaped for HTML, each hidden character or look-alike letter a styled marker
+    (named in its title).
 
     The styling tells a real marker from the same characters typed literally by the model.
     """
     out: list[str] = []
     pos = 0
-    for m in _hidden_positions(text, one_line):
-        ch = m.group()
-        out.append(html.escape(text[pos : m.start()], quote=True))
+    for at in _marked(text, one_line):
+        ch = text[at]
+        out.append(html.escape(text[pos:at], quote=True))
         out.append(
             f'<span class="byre-hidden-char" style="{MARKER_STYLE}" '
             f'title="{html.escape(_name(ch), quote=True)}">{marker(ch)}</span>'
         )
-        pos = m.end()
+        pos = at + 1
     out.append(html.escape(text[pos:], quote=True))
     return "".join(out)

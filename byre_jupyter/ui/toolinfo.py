@@ -1,29 +1,154 @@
-"""What a tool call looks like in one line: labels, input summaries, edit diffs, image types.
+"""What the UI knows about each tool: one table, keyed by tool name, with a generic fallback.
 
-Pure helpers used by the view model and the renderers. Summaries come back with hidden
-characters made visible (:mod:`byre_jupyter.ui.reveal`); diffs are raw text (their renderers
-reveal them).
+:data:`TOOLS` holds, per tool, what its card's one-line summary shows, which input is the
+card's body, whether it has a diff, how an approval card describes it (``ui/approval_card.py``
+builds the description from the entry's ``approval`` kind), what an "Always allow" of it covers
+(docs/security.md, "What the allowances cover") and whether its result is a subagent's report.
+:func:`tool_info` finds the entry of any tool name. Pure helpers used by the view model and the
+renderers. Summaries come back with hidden characters made visible (:mod:`byre_jupyter.ui.reveal`);
+diffs are raw text (their renderers reveal them).
 """
 
 from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from byre_jupyter.protocol import sniff_image_type
+from byre_jupyter.session.permissions import Allowance, Scope
 from byre_jupyter.ui.reveal import reveal
 
 __all__ = [
+    "SCOPE_WORDS",
+    "TOOLS",
+    "ToolInfo",
+    "allowance_choices",
+    "allowance_lines",
+    "allowance_text",
+    "allowance_words",
     "compact_json",
+    "input_lines",
     "sniff_image_type",
     "summarize_tool_input",
     "tool_diff",
+    "tool_info",
     "tool_label",
 ]
 
 _SUMMARY_MAX = 120
+
+#: How an approval card lays out a call (``ui/approval_card.py`` has one describer per kind).
+ApprovalKind = Literal[
+    "bash", "python", "write", "edit", "multi_edit", "notebook_edit", "agent", "titled", "generic"
+]
+
+
+@dataclass(frozen=True)
+class ToolInfo:
+    """One tool's entry in :data:`TOOLS`."""
+
+    #: Input keys whose first non-empty string is the card's one-line summary (else its JSON).
+    summary_keys: tuple[str, ...] = ()
+    #: The input key a card shows as the call's body, and the words before it (``"$ "``).
+    body_key: str | None = None
+    body_prefix: str = ""
+    #: ``edit`` or ``multi_edit``: the card shows a diff of the strings it replaces.
+    diff: Literal["edit", "multi_edit"] | None = None
+    #: How the approval card describes a call; for ``titled``, its action words, the input key
+    #: named after them and the words after that.
+    approval: ApprovalKind = "generic"
+    action: str = ""
+    named: str | None = None
+    after: str = ""
+    #: What "Always allow" covers, and the input key it looks at.
+    allow: Scope = "input"
+    allow_key: str = ""
+    #: A subagent: its result is the CLI's hand-back frame around the subagent's report.
+    subagent: bool = False
+
+
+_FILE_KEYS = ("file_path", "notebook_path", "path")
+_AGENT = ToolInfo(
+    summary_keys=("description", "subagent_type"),
+    body_key="prompt",
+    body_prefix="Asked: ",
+    approval="agent",
+    subagent=True,
+)
+
+
+def _read_only(action: str, named: str | None = None, after: str = "", **kw: Any) -> ToolInfo:
+    return ToolInfo(approval="titled", action=action, named=named, after=after, allow="tool", **kw)
+
+
+TOOLS: dict[str, ToolInfo] = {
+    "Bash": ToolInfo(
+        summary_keys=("command",),
+        body_key="command",
+        body_prefix="$ ",
+        approval="bash",
+        allow="command",
+        allow_key="command",
+    ),
+    "Read": _read_only("Read", "file_path", summary_keys=_FILE_KEYS),
+    "NotebookRead": ToolInfo(summary_keys=_FILE_KEYS, allow="tool"),
+    "Write": ToolInfo(
+        summary_keys=_FILE_KEYS,
+        body_key="content",
+        approval="write",
+        allow="file",
+        allow_key="file_path",
+    ),
+    "Edit": ToolInfo(
+        summary_keys=_FILE_KEYS, diff="edit", approval="edit", allow="file", allow_key="file_path"
+    ),
+    "MultiEdit": ToolInfo(
+        summary_keys=_FILE_KEYS,
+        diff="multi_edit",
+        approval="multi_edit",
+        allow="file",
+        allow_key="file_path",
+    ),
+    "NotebookEdit": ToolInfo(
+        summary_keys=_FILE_KEYS,
+        approval="notebook_edit",
+        allow="file",
+        allow_key="notebook_path",
+    ),
+    "Agent": _AGENT,
+    "Task": _AGENT,
+    "Grep": _read_only("Search file contents for", "pattern", summary_keys=("pattern",)),
+    "Glob": _read_only("List files matching", "pattern", summary_keys=("pattern",)),
+    "WebFetch": ToolInfo(summary_keys=("url",), approval="titled", action="Fetch", named="url"),
+    "WebSearch": ToolInfo(
+        summary_keys=("query",), approval="titled", action="Search the web for", named="query"
+    ),
+    "ToolSearch": ToolInfo(summary_keys=("query",)),
+    "mcp__byre__python": ToolInfo(summary_keys=("code",), body_key="code", approval="python"),
+    "mcp__byre__variables": _read_only(
+        "List the variables in your kernel", summary_keys=("code",), body_key="code"
+    ),
+    "mcp__byre__inspect": _read_only(
+        "Inspect", "name", "in your kernel", summary_keys=("code",), body_key="code"
+    ),
+    "mcp__byre__history": _read_only(
+        "Read your recent cells", summary_keys=("code",), body_key="code"
+    ),
+}
+"""Every tool the UI knows by name; :func:`tool_info` falls back to a generic entry."""
+
+_GENERIC = ToolInfo(body_key="code")
+# An MCP tool's ``code`` is its one-line summary (our python tool's and any look-alike's).
+_MCP = ToolInfo(summary_keys=("code",), body_key="code")
+
+
+def tool_info(name: str) -> ToolInfo:
+    """The entry for ``name``: its own, or the generic one (MCP tools: by their code)."""
+    return TOOLS.get(name) or (_MCP if name.startswith("mcp__") else _GENERIC)
 
 
 # --- tool input helpers ---------------------------------------------------------------------
@@ -60,36 +185,123 @@ def summarize_tool_input(name: str, tool_input: Mapping[str, Any]) -> str:
 
 
 def _summary(name: str, tool_input: Mapping[str, Any]) -> str:
-
-    def field_(*keys: str) -> str | None:
-        for key in keys:
-            value = tool_input.get(key)
-            if isinstance(value, str) and value.strip():
-                return value
-        return None
-
-    if name == "Bash":
-        found = field_("command")
-    elif name in ("Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "NotebookRead"):
-        found = field_("file_path", "notebook_path", "path")
-    elif name in ("Agent", "Task"):
-        found = field_("description", "subagent_type")
-    elif name in ("Grep", "Glob"):
-        found = field_("pattern")
-    elif name == "WebFetch":
-        found = field_("url")
-    elif name in ("WebSearch", "ToolSearch"):
-        found = field_("query")
-    elif name.startswith("mcp__"):
-        code = field_("code")
-        if code is not None:
-            return _shorten(code)  # the first line, "…" when there is more
-        found = None
-    else:
-        found = None
-    if found is not None:
-        return _shorten(found)
+    for key in tool_info(name).summary_keys:
+        value = tool_input.get(key)
+        if isinstance(value, str) and value.strip():
+            return _shorten(value)  # the first line, "…" when there is more
     return _shorten(compact_json(dict(tool_input))) if tool_input else ""
+
+
+_KEY = re.compile(r"[A-Za-z_][\w.-]*")
+
+
+def _key_text(key: object) -> str:
+    text = str(key)
+    return text if _KEY.fullmatch(text) else json.dumps(text, ensure_ascii=False)
+
+
+def value_text(value: Any) -> str:
+    """An input value as a person reads it: a string as it is, anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def input_lines(tool_input: Mapping[str, Any], skip: tuple[str, ...] = ()) -> str:
+    """Every key of ``tool_input`` but ``skip`` as ``key: value``, readable and complete.
+
+    A multi-line value starts on the next line, indented, so no value can fake a key line.
+    """
+    out: list[str] = []
+    for key, value in tool_input.items():
+        if key in skip:
+            continue
+        text = value_text(value)
+        if "\n" in text:
+            out.append(f"{_key_text(key)}:")
+            out.extend(f"    {line}" for line in text.split("\n"))
+        else:
+            out.append(f"{_key_text(key)}: {text}")
+    return "\n".join(out)
+
+
+# --- what "Always allow" covers ------------------------------------------------------------
+
+
+def allowance_choices(name: str, tool_input: Mapping[str, Any]) -> tuple[Allowance, ...]:
+    """The allowances a card offers for this call, the narrowest (its default) first: the
+    exact command and then prefix rules of its first words; the file; the tool; else the
+    exact input. Paths resolve against this process's folder (the caller rebinds them)."""
+    info = tool_info(name)
+    value = tool_input.get(info.allow_key) if info.allow_key else None
+    if info.allow == "tool":
+        return (Allowance.for_tool(name),)
+    if info.allow == "command" and isinstance(value, str) and value.strip():
+        prefixes = Allowance.prefixes(value)
+        exact = Allowance.for_command(name, info.allow_key, value)
+        return (exact, *(Allowance.for_prefix(name, info.allow_key, p) for p in prefixes))
+    if info.allow == "file" and isinstance(value, str) and value.strip():
+        return (Allowance.for_file(name, info.allow_key, value),)
+    return (Allowance.for_input(name, tool_input),)
+
+
+def _clip(text: str, limit: int | None) -> str:
+    """``text`` cut to ``limit`` characters, the cut marked."""
+    if limit is None or len(text) <= limit:
+        return text
+    return text[: limit - 1] + "…"
+
+
+def allowance_text(allowance: Allowance, limit: int | None = None) -> str:
+    """The allowance as a rule (``Bash(npm test:*)``, ``Write(/p/f.py)``, ``Read``), hidden
+    and look-alike characters as markers; ``limit`` clips a long command."""
+    label = tool_label(allowance.tool)
+    if allowance.scope == "tool":
+        return label
+    value = reveal(allowance.value, one_line=True)
+    if allowance.scope == "prefix":
+        return f"{label}({_clip(value, limit)}:*)"
+    return f"{label}({_clip(value, limit)})"
+
+
+def allowance_words(allowance: Allowance) -> str:
+    """What the allowance covers, in words, for the card (its rule follows them there)."""
+    label = tool_label(allowance.tool)
+    if allowance.scope == "tool":
+        return f"every {label} call, whatever its input"
+    if allowance.scope == "command":
+        return "only this exact command"
+    if allowance.scope == "prefix":
+        prefix = reveal(allowance.value, one_line=True)
+        return (
+            f"every command that starts with “{prefix}” and runs nothing else "
+            "(no ; && | $( ) ` redirection or second line)"
+        )
+    if allowance.scope == "file":
+        return f"{label} of this file only"
+    return f"only this exact {label} call (the same input)"
+
+
+#: What each kind of allowance covers, in a few words (``%claude permissions``).
+SCOPE_WORDS: dict[Scope, str] = {
+    "tool": "every call of this tool",
+    "command": "this exact command only",
+    "prefix": "commands starting with this, none chained or redirected",
+    "file": "this file only",
+    "input": "this exact input only",
+}
+
+
+def allowance_lines(allowances: list[Allowance]) -> list[str]:
+    """One line per allowance, the rule whole: ``Bash(touch /p/ok)  (this exact command
+    only)``."""
+    return [f"  {allowance_text(a)}  ({SCOPE_WORDS[a.scope]})" for a in allowances]
+
+
+# --- diffs ----------------------------------------------------------------------------------
 
 
 def _lines(text: str) -> list[str]:
@@ -125,11 +337,12 @@ def tool_diff(name: str, tool_input: Mapping[str, Any], *, context: int | None =
     ``context`` lines around each change; None for the whole of both strings.
     """
     path = str(tool_input.get("file_path", ""))
-    if name == "Edit":
+    kind = tool_info(name).diff
+    if kind == "edit":
         old, new = tool_input.get("old_string"), tool_input.get("new_string")
         if isinstance(old, str) and isinstance(new, str):
             return _unified(path, old, new, context)
-    if name == "MultiEdit":
+    if kind == "multi_edit":
         edits = tool_input.get("edits")
         if isinstance(edits, list):
             parts = [

@@ -17,6 +17,12 @@ The rules follow the real CLI 2.1.328 (``docs/protocol.md``):
 * an API failure is ``subtype="success"`` with ``is_error`` and
   ``terminal_reason="api_error"`` (§11).
 
+Tool data is redacted where it enters (docs/security.md): every tool's input and result (the
+CLI's own Bash, Read, WebFetch, subagents..., and Claude's tools in the kernel), task notes and
+notices pass through :mod:`byre_jupyter.redact` with the known secret values (``secrets``)
+before a block holds them, so the live view, the Markdown draft, the saved record and
+``%claude transcript`` only ever see the redacted text. What is sent to the CLI is not touched.
+
 Unknown message types are ignored here (the session layer logs them). No IPython imports.
 """
 
@@ -27,7 +33,7 @@ import binascii
 import os
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from byre_jupyter.protocol.control import Image
@@ -53,6 +59,7 @@ from byre_jupyter.protocol.messages import (
     UserMessage,
     without_image_notes,
 )
+from byre_jupyter.redact import redact_json, redact_text, secret_values
 from byre_jupyter.session.turn import TurnResult
 from byre_jupyter.ui.blocks import (
     BlockView,
@@ -113,6 +120,9 @@ class TurnView:
     Feed every message of the turn to :meth:`apply`, then call :meth:`finish`. Both return
     the blocks that changed (new blocks included), in the order they changed.
     ``image_budget`` is how many bytes of images the turn's static outputs may hold.
+    ``secrets`` gives the exact values to redact from tool data (asked each time a tool's input
+    or result arrives, so a secret the user defines mid-turn counts); by default the values of
+    this process's secret-named environment variables.
     """
 
     def __init__(
@@ -122,8 +132,10 @@ class TurnView:
         attached_images: Sequence[Image] = (),
         clock: Callable[[], float] = time.monotonic,
         image_budget: int = DEFAULT_IMAGE_BUDGET,
+        secrets: Callable[[], Iterable[str]] | None = None,
     ) -> None:
         self.session_name = session_name
+        self._secrets = secrets or (lambda: secret_values(os.environ))
         self.image_budget = image_budget
         self.prompt = prompt
         self.clock = clock
@@ -246,7 +258,9 @@ class TurnView:
         )
 
     def add_notice(self, kind: str, text: str) -> NoticeView:
-        """Append a notice at top level (retry, error, interrupted, permission, info)."""
+        """Append a notice at top level (retry, error, interrupted, permission, info). Its text
+        is redacted: notices quote tool calls ("Bash: curl -H ..." once approved)."""
+        text = self._redact(text)
         notice = NoticeView(id=self._new_id(), notice_kind=kind, text=text, frozen=True)
         self._attach(notice, None)
         return notice
@@ -477,9 +491,9 @@ class TurnView:
             view.text = block.thinking
         elif isinstance(view, ToolCardView) and isinstance(block, ToolUseBlock):
             view.name = block.name or view.name
-            view.input = block.input
-            view.summary = summarize_tool_input(view.name, block.input)
-            view.diff = tool_diff(view.name, block.input)
+            view.input = redact_json(block.input, self._secrets())
+            view.summary = summarize_tool_input(view.name, view.input)
+            view.diff = tool_diff(view.name, view.input)
             if self._parents.get(view.id) is None:
                 self._set_header(status="tool")
             self._touch(view)
@@ -506,7 +520,7 @@ class TurnView:
         if card is None:  # a result for a call we never saw: still show it
             card = self._new_card(result.tool_use_id, "tool", self._container(parent_tool_use_id))
         texts = [without_image_notes(b.text) for b in result.content if isinstance(b, TextBlock)]
-        card.result_text = _without_home("\n".join(t for t in texts if t.strip()))
+        card.result_text = self._redact(_without_home("\n".join(t for t in texts if t.strip())))
         card.is_error = result.is_error
         for image in result.images:
             view = self._image(image, f"tool {card.label}")
@@ -518,6 +532,9 @@ class TurnView:
             card.elapsed_s = max(0.0, self.clock() - card.started_at)
         card.frozen = True
         self._touch(card)
+
+    def _redact(self, text: str) -> str:
+        return redact_text(text, self._secrets())
 
     def _image(self, block: ImageBlock, origin: str) -> ImageView | None:
         try:
@@ -570,9 +587,9 @@ class TurnView:
             status = "running"
         note = card.task_note
         if msg.subtype == "task_progress" and msg.description:
-            note = msg.description
+            note = self._redact(msg.description)
         elif msg.subtype == "task_notification" and msg.summary:
-            note = msg.summary
+            note = self._redact(msg.summary)
         if (status or card.task_status) != card.task_status or note != card.task_note:
             card.task_status = status or card.task_status
             card.task_note = note
@@ -616,6 +633,7 @@ class TurnView:
 
     def _error_notice(self, text: str) -> None:
         # The synthetic API-error assistant line and the result carry the same text (§11).
+        text = self._redact(text)
         for block in self.blocks:
             if (
                 isinstance(block, NoticeView)

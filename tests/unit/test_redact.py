@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from bench.redact import ADVERSARIAL
 from byre_jupyter.redact import REDACTED, is_secret_name, redact_text, secret_values
 
 # Built at run time so no credential-shaped literal sits in the repository.
@@ -103,3 +104,145 @@ def test_known_values_are_redacted_whatever_their_shape() -> None:
 def test_redaction_is_idempotent() -> None:
     once = redact_text(f"api_key={ANT} and {SECRETS['jwt']}")
     assert redact_text(once) == once
+
+
+# -- the misses of the second trust review: each was a value that passed ------------------------
+
+GHP = SECRETS["github"]
+AKIA = SECRETS["aws"]
+JWT = SECRETS["jwt"]
+
+
+@pytest.mark.parametrize("escape", ["\n", "\t", "\r", "\x1b"])
+@pytest.mark.parametrize("kind", ["anthropic", "openai", "github", "aws", "jwt", "slack"])
+def test_every_value_after_an_escape_in_a_repr_is_redacted(kind: str, escape: str) -> None:
+    # repr() writes the escape as two characters: the value then follows a letter.
+    secret = SECRETS[kind]
+    shown = repr(f"first {secret}{escape}{secret}{escape}{secret}")
+    out = redact_text(shown)
+    assert secret not in out, out
+    assert out.count(REDACTED) == 3
+
+
+def test_a_secret_name_after_an_escape_is_redacted() -> None:
+    out = redact_text(repr("user=bob\npassword=hunter2-long-value\ttoken=abcdefgh"))
+    assert "hunter2" not in out and "abcdefgh" not in out
+
+
+@pytest.mark.parametrize(
+    ("text", "secret", "kept"),
+    [
+        ("postgres://admin:s3cr3t-pass@db.internal:5432/app", "s3cr3t-pass", "admin"),
+        ("DATABASE_URL=mysql://u:p@ss:w0rd@h/db", "ss:w0rd", "mysql://u:"),
+        ("redis://:hunter2pw@cache:6379/0", "hunter2pw", "cache:6379"),
+        ("git clone https://me:ghtoken123@github.example/x.git", "ghtoken123", "me:"),
+        ('{"url": "amqp://guest:guestpw@mq/"}', "guestpw", "amqp://guest:"),
+    ],
+)
+def test_passwords_inside_urls(text: str, secret: str, kept: str) -> None:
+    out = redact_text(text)
+    assert secret not in out, out
+    assert kept in out
+
+
+def test_a_url_without_a_password_is_left_alone() -> None:
+    for text in ("https://user@host/x", "https://host:8443/path?q=1", "ssh://git@github.com/a"):
+        assert redact_text(text) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Server=db;Database=app;Uid=sa;Pwd=hunter2x;Encrypt=yes",
+        "Driver={ODBC};Server=db;PWD=hunter2x",
+        "MYSQL_PWD=hunter2x",
+        "db_pwd: hunter2x",
+    ],
+)
+def test_pwd_in_connection_strings(text: str) -> None:
+    out = redact_text(text)
+    assert "hunter2x" not in out, out
+    if "Encrypt" in text:
+        assert out.endswith(";Encrypt=yes")  # the next pair of the string stays
+
+
+def test_pwd_the_working_folder_is_left_alone() -> None:
+    assert redact_text("PWD=/home/me/work\nOLDPWD=/tmp") == "PWD=/home/me/work\nOLDPWD=/tmp"
+    assert not is_secret_name("OLDPWD") and is_secret_name("MYSQL_PWD")
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("password=x;Zr8Qk2-tail", "Zr8Qk2"),
+        ("PASSWORD=x;", "x;"),
+        ("password = ab cdef-tail", "cdef"),
+        ("api_key: ab", ": ab"),
+        ("DB_PASSWORD=correct horse battery staple", "horse"),
+        ("password: correct horse battery staple\nuser: bob", "staple"),
+        ('{"password": "correct horse battery staple", "user": "bob"}', "horse"),
+        ("secret = 'it is \\'quoted\\' here'", "quoted"),
+    ],
+)
+def test_short_odd_and_multi_word_values_are_redacted_whole(text: str, secret: str) -> None:
+    out = redact_text(text)
+    assert secret not in out, out
+    assert REDACTED in out
+
+
+def test_a_multi_word_value_ends_at_its_line_and_its_quote() -> None:
+    out = redact_text("password: correct horse\nuser: bob")
+    assert out == f"password: {REDACTED}\nuser: bob"
+    out = redact_text('{"password": "correct horse", "user": "bob"}')
+    assert out == f'{{"password": "{REDACTED}", "user": "bob"}}'
+
+
+@pytest.mark.parametrize(
+    "secret",
+    [
+        "https://hooks.slack.com/services/T0ABCDEF1/B0ABCDEF2/" + "aBcD" * 6,
+        "https://hooks.slack.com/workflows/T0ABCDEF1/A0ABCDEF2/123/" + "aBcD" * 6,
+        "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+        "SG." + "aB3dE5fG7hI9jK1lM3nO5p" + "." + "qR7sT9uV1wX3yZ5aB7cD9eF1gH3iJ5kL7mN9oP1qR3s",
+    ],
+    ids=["slack-webhook", "slack-workflow", "whsec", "sendgrid"],
+)
+def test_webhook_and_mail_service_secrets(secret: str) -> None:
+    out = redact_text(f"config: {{'hook': '{secret}'}}")
+    tail = secret.rsplit("/", 1)[-1] if "/" in secret else secret
+    assert tail not in out, out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "if password == other_password:",
+        "PWD=/root",
+        "see https://example.com/a:b@c for details",
+        "user=bob&mode=fast",
+        "token_count: 12, keys: 3",
+    ],
+)
+def test_more_ordinary_text_is_left_alone(text: str) -> None:
+    assert redact_text(text) == text
+
+
+def test_known_values_from_the_environment_anywhere() -> None:
+    known = secret_values({"ANTHROPIC_AUTH_TOKEN": "gateway-words-123", "HOME": "/root"})
+    out = redact_text("curl -H 'x-key:gateway-words-123' and again gateway-words-123!", known)
+    assert "gateway-words-123" not in out and out.count(REDACTED) == 2
+
+
+# -- linear time: megabytes of adversarial input ------------------------------------------------
+# No clock here (bench/redact.py measures n and 4n). These inputs took quadratic time in the
+# old patterns (100 KB of "-eyJ": 22.7 s); at 3 MB a quadratic pattern would not end before
+# the suite's timeout (pyproject.toml), a linear one ends in a few seconds at most.
+
+
+@pytest.mark.slow  # about a second a kind on a loaded 2-core machine; too long for --fast
+@pytest.mark.parametrize("kind", sorted(ADVERSARIAL))
+def test_megabytes_of_adversarial_input_are_redacted(kind: str) -> None:
+    unit = ADVERSARIAL[kind]
+    text = unit * (3 * 2**20 // len(unit))
+    out = redact_text(text, known={"a-known-value"})
+    assert len(out) <= len(text) + len(REDACTED) * (len(text) // 6 + 1)

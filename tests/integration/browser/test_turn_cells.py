@@ -178,10 +178,12 @@ def test_always_allow_ends_with_the_conversation_and_can_be_cleared(
     always_allow(3)  # the same tool asks again (0.1 let it run without a card)
     assert files[1].exists()
     lab.run_cell(4, timeout=30)
-    assert "always allowed in this conversation: Bash" in lab.output_text(4), lab.output_text(4)
+    listed = lab.output_text(4)
+    assert "always allowed in this conversation (1 rule):" in listed, listed
+    assert f"Bash(touch {files[1]} && echo made2)" in listed, listed  # the rule, whole
 
     lab.run_cell(5, timeout=30)  # --clear
-    assert "cleared (Bash)" in lab.output_text(5), lab.output_text(5)
+    assert "cleared 1 rule" in lab.output_text(5), lab.output_text(5)
     lab.run_cell(4, timeout=30)
     assert "nothing is always allowed" in lab.output_text(4), lab.output_text(4)
     always_allow(3)  # cleared: it asks again

@@ -6,9 +6,11 @@ refused with a clear error and writes nothing."""
 from __future__ import annotations
 
 import base64
+import getpass
 import gzip
 import json
 import os
+import platform
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +75,9 @@ def test_a_notebook_saved_on_one_machine_continues_on_another(
     for prompt in ("PROMPT_ONE", "PROMPT_TWO", "PROMPT_THREE"):
         api.on(prompt, Reply(Text(f"answer to {prompt}")))
     env_a, cwd_a = machines["a"]
+    # The user's private global instructions: the CLI loads them into its context.
+    (Path(env_a["HOME"]) / ".claude").mkdir(parents=True)
+    (Path(env_a["HOME"]) / ".claude" / "CLAUDE.md").write_text("GLOBAL_CLAUDE_MD_MARKER\n")
     first = KernelDriver(env_a, str(cwd_a))
     try:
         ok(first.run(LOAD + "\n%config Claude.portable = True"))
@@ -87,6 +92,14 @@ def test_a_notebook_saved_on_one_machine_continues_on_another(
     assert records(one) == []
     (record,) = records(two)
     assert record["format"] == FORMAT
+    # The notebook is made to be shared: the conversation, none of this machine's context.
+    raw = gzip.decompress(base64.b64decode(record["data"])).decode()
+    assert "PROMPT_ONE" in raw and "answer to PROMPT_TWO" in raw
+    for private in (
+        "GLOBAL_CLAUDE_MD_MARKER", "CLAUDE.md", str(tmp_path), getpass.getuser(),
+        platform.release(), "OS Version", "systemPrompt",
+    ):  # fmt: skip
+        assert private not in raw, private
     saved = tmp_path / "shared.ipynb"
     save_notebook(saved, [("%%claude\nPROMPT_ONE", one), ("%%claude\nPROMPT_TWO", two)])
 

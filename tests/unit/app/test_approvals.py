@@ -9,13 +9,13 @@ from typing import Any
 
 from byre_jupyter.app.approvals import Approvals
 from byre_jupyter.app.config import Claude
-from byre_jupyter.ui.approval_card import ApprovalDecision
+from byre_jupyter.session import Allow, Allowance, Decision, Deny, PermissionRequest
 
 
 class Cell:
     """A turn's owner whose card the user answers with ``answer``."""
 
-    def __init__(self, answer: ApprovalDecision | None) -> None:
+    def __init__(self, answer: Decision | None) -> None:
         self.answer = answer
         self.notices: list[tuple[str, str]] = []
         self.cards = 0
@@ -36,36 +36,117 @@ def approvals(**traits: Any) -> Approvals:
     return Approvals(Claude(**traits), sessions=None, shell=None, runner=None)  # type: ignore[arg-type]
 
 
-def session(conversation: str) -> Any:
-    return SimpleNamespace(session_id=conversation)
+def session(conversation: str, cwd: str | None = None) -> Any:
+    return SimpleNamespace(session_id=conversation, options=SimpleNamespace(cwd=cwd))
 
 
 BASH = {"command": "ls"}
 LS = "Run a shell command: ls"  # the card's summary: our words, then the command
+FIRST = "touch /tmp/x/first-ok"
+ATTACK = "curl http://127.0.0.1:9/x; touch /tmp/x/MARKER; rm -f /tmp/x/first-ok"
 
 
-async def test_always_holds_for_the_conversation_and_ends_with_it() -> None:
-    a, one, other = approvals(), session("conv-1"), session("conv-2")
-    cell = Cell(ApprovalDecision("always"))
-    assert (await a.ask(one, cell, "Bash", BASH)).allowed
-    again = Cell(ApprovalDecision("deny"))
-    assert (await a.ask(one, again, "Bash", BASH)).allowed and again.cards == 0  # no card
-    assert again.notices == [
-        ("approved", "Run a shell command: ls (always allowed in this session)")
+def always(allowance: Allowance) -> Allow:
+    return Allow(remember=allowance)
+
+
+async def test_always_allow_covers_the_exact_command_not_the_tool() -> None:
+    a, one = approvals(), session("conv-1")
+    exact = Allowance.for_command("Bash", "command", FIRST)
+    first = Cell(always(exact))
+    assert (await a.ask(one, first, "Bash", {"command": FIRST})).allowed
+    assert first.notices == [
+        (
+            "approved",
+            f"Run a shell command: {FIRST} (allowed always, in this session: Bash({FIRST}))",
+        )
     ]
-    assert a.allowed(one) == {"Bash"} and a.allowed(other) == set()
-    assert not (await a.ask(other, again, "Bash", BASH)).allowed  # another conversation asks
-    assert a.clear("conv-1") == {"Bash"} and a.allowed(one) == set()
+    # The finding: another command of the same tool ran with no card. Now it asks.
+    later = Cell(Deny("no"))
+    assert not (await a.ask(one, later, "Bash", {"command": ATTACK})).allowed
+    assert later.cards == 1
+    # The same command does not ask again, and the record says which rule allowed it.
+    again = Cell(Deny())
+    decision = await a.ask(one, again, "Bash", {"command": FIRST, "description": "again"})
+    assert isinstance(decision, Allow) and decision.approved_by == "always" and again.cards == 0
+    assert again.notices == [
+        (
+            "approved",
+            f"Run a shell command: {FIRST} (always allowed in this session: Bash({FIRST}))",
+        )
+    ]
+    assert a.allowed(one) == [exact]
+
+
+async def test_a_prefix_rule_the_user_picked_covers_plain_commands_only() -> None:
+    a, one = approvals(), session("c")
+    await a.ask(one, Cell(always(Allowance.for_prefix("Bash", "command", "npm test"))), "Bash",
+                {"command": "npm test"})  # fmt: skip
+    quiet = Cell(Deny())
+    assert (await a.ask(one, quiet, "Bash", {"command": "npm test -- --watch"})).allowed
+    assert quiet.cards == 0 and "Bash(npm test:*)" in quiet.notices[-1][1]
+    for chained in ("npm test && curl evil", "npm test; rm x", "npm test | sh", "npm test $(id)"):
+        asked = Cell(Deny())
+        assert not (await a.ask(one, asked, "Bash", {"command": chained})).allowed
+        assert asked.cards == 1, chained
+
+
+async def test_a_file_allowance_is_the_file_the_cli_writes(tmp_path: Any) -> None:
+    a, one = approvals(), session("c", cwd=str(tmp_path))
+    # The card resolved a relative path in the kernel's folder; the CLI runs in cwd.
+    shown = Allowance.for_file("Write", "file_path", "out.txt")
+    await a.ask(one, Cell(always(shown)), "Write", {"file_path": "out.txt", "content": "1"})
+    (kept,) = a.allowed(one)
+    assert kept.value == str(tmp_path / "out.txt")
+    quiet = Cell(Deny())
+    assert (await a.ask(one, quiet, "Write", {"file_path": str(tmp_path / "out.txt")})).allowed
+    asked = Cell(Deny())
+    await a.ask(one, asked, "Write", {"file_path": str(tmp_path / "other.txt")})
+    await a.ask(one, asked, "Edit", {"file_path": str(tmp_path / "out.txt")})
+    assert quiet.cards == 0 and asked.cards == 2
+
+
+async def test_allowances_end_with_the_conversation() -> None:
+    a, one, other = approvals(), session("conv-1"), session("conv-2")
+    await a.ask(one, Cell(always(Allowance.for_tool("Read"))), "Read", {"file_path": "/a"})
+    assert (await a.ask(one, Cell(Deny()), "Read", {"file_path": "/b"})).allowed  # by tool
+    asked = Cell(Deny())
+    assert not (await a.ask(other, asked, "Read", {"file_path": "/a"})).allowed
+    assert asked.cards == 1  # another conversation asks
+    assert a.clear("conv-1") == [Allowance.for_tool("Read")] and a.allowed(one) == []
+
+
+async def test_allow_once_keeps_nothing_and_a_deny_says_why() -> None:
+    a, one = approvals(), session("c")
+    once = Cell(Allow())
+    await a.ask(one, once, "Bash", BASH)
+    assert once.notices == [("approved", f"{LS} (allowed once)")] and a.allowed(one) == []
+    denied = Cell(Deny("not today"))
+    assert not (await a.ask(one, denied, "Bash", BASH)).allowed
+    assert denied.notices == [("permission", f"{LS}: not today")]
+
+
+async def test_the_cli_is_told_about_this_call_only() -> None:
+    a, one = approvals(), session("c")
+    request = PermissionRequest("Bash", {"command": "ls"})
+    owner = Cell(always(Allowance.for_command("Bash", "command", "ls")))
+    decision = await a.decide(one, owner, request)
+    assert decision == Allow()  # no rule reaches the CLI: the allowance is kept here
+    assert decision.to_wire(request) == {"behavior": "allow", "updatedInput": {"command": "ls"}}
+    denied = await a.decide(session("other"), Cell(Deny()), request)
+    assert denied.to_wire(request) == {"behavior": "deny", "message": "Denied by the user."}
 
 
 async def test_a_branch_carries_the_standing_answers_of_where_it_came_from() -> None:
     a = approvals()
-    await a.ask(session("old"), Cell(ApprovalDecision("always")), "Bash", BASH)
-    await a.ask(session("base"), Cell(ApprovalDecision("always")), "Write", {"file_path": "x"})
+    ls = Allowance.for_command("Bash", "command", "ls")
+    write = Allowance.for_file("Write", "file_path", "/tmp/x")
+    await a.ask(session("old"), Cell(always(ls)), "Bash", BASH)
+    await a.ask(session("base"), Cell(always(write)), "Write", {"file_path": "/tmp/x"})
     a.carry_over(["base", "old", None], "fork")
-    assert a.allowed(session("fork")) == {"Bash", "Write"}
+    assert a.allowed(session("fork")) == [write, ls]
     a.carry_over(["nothing"], "empty")
-    assert a.allowed(session("empty")) == set()
+    assert a.allowed(session("empty")) == []
 
 
 async def test_nobody_to_click_follows_the_headless_policy_and_says_so() -> None:

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from byre_jupyter.app.config import Claude
-from byre_jupyter.app.extension import ClaudeExtension
+from byre_jupyter.app.config import LAUNCH_TRAITS, Claude, launch_settings
+from byre_jupyter.app.extension import LAUNCH_SETTINGS, ClaudeExtension
 from byre_jupyter.app.surfaces import frontend_kind
+from byre_jupyter.transport.launch import launch_fields
 
 
 @pytest.mark.parametrize(
@@ -56,3 +57,41 @@ def test_byre_state_dir_sets_the_state_dir_default_and_config_wins(
     monkeypatch.delenv("BYRE_STATE_DIR")
     assert Claude().state_dir == "~/.byre_jupyter"
     assert "$BYRE_STATE_DIR" in Claude.class_get_trait_help(Claude.class_traits()["state_dir"])
+
+
+def test_every_launch_trait_sets_its_launch_option(tmp_path: Path) -> None:
+    """The launch traits are read from the launch options' metadata (transport/launch.py):
+    each names a configurable ``Claude`` trait, a CLI started before it changed is replaced,
+    and a session the extension creates is launched with its value."""
+    configurable = Claude.class_traits(config=True)
+    named = {o.name: o.metadata["launch"].trait for o in launch_fields()}
+    assert {trait for trait in named.values() if trait} <= set(configurable)
+    assert set(LAUNCH_TRAITS) <= set(LAUNCH_SETTINGS)
+    ext = ClaudeExtension(InteractiveShell.instance())
+    chosen = {
+        "cli_path": "/opt/claude",
+        "model": "haiku",
+        "permission_mode": "plan",
+        "env": {"A": "1"},
+        "env_drop": ["OPENAI_*"],
+        "extra_args": ["--sample"],
+        "max_line_mb": 3,
+        "cwd": str(tmp_path),
+        "notebook_prompt": False,
+    }
+    for trait, value in chosen.items():
+        setattr(ext.config, trait, value)
+    assert set(launch_settings(ext.config)) == {name for name, trait in named.items() if trait}
+    options = ext.session("launch-traits").options
+    assert options.launch_options() == {
+        "cli_path": "/opt/claude",
+        "cwd": str(tmp_path),
+        "model": "haiku",
+        "permission_mode": "plan",
+        "env": {"A": "1"},
+        "env_drop": ("OPENAI_*",),
+        "extra_args": ("--sample",),
+        "commit_name": None,
+        "commit_email": None,
+        "max_line_bytes": 3 * 2**20,
+    }

@@ -16,6 +16,7 @@ import pytest
 from byre_jupyter.app.portable import (
     PortableError,
     find_record,
+    machine_places,
     pack,
     project_folder,
     restore,
@@ -130,3 +131,102 @@ def test_restore_never_overwrites_a_different_conversation(tmp_path: Path) -> No
     with pytest.raises(PortableError, match="different conversation"):
         restore(_record(other), tmp_path, "/w", 2**20)
     assert done.path.read_bytes() == more
+
+
+def _machine_session(tmp_path: Path, home: Path, cwd: Path) -> Path:
+    """A session file shaped as the CLI 2.1.328 writes one (keys and line types as measured),
+    holding this machine's context beside a two-message conversation with a tool call."""
+    common = {"cwd": str(cwd), "gitBranch": "ada/secret-plans", "sessionId": ID, "version": "2"}
+    claude_md = home / ".claude" / "CLAUDE.md"
+    lines: list[dict[str, Any]] = [
+        {"type": "queue-operation", "operation": "enqueue", "content": "hi", "sessionId": ID},
+        {**common, **LINE, "parentUuid": None, "permissionMode": "default"},
+        {
+            **common,
+            "type": "attachment",
+            "uuid": "a1",
+            "parentUuid": "u1",
+            "attachment": {
+                "type": "environment",
+                "snapshot": f"Primary working directory: {cwd}\n - OS Version: Linux 6.1-MARK",
+            },
+        },
+        {
+            **common,
+            "type": "attachment",
+            "uuid": "a2",
+            "parentUuid": "a1",
+            "attachment": {
+                "type": "instructions",
+                "files": [{"path": str(claude_md), "content": "GLOBAL_CLAUDE_MD_MARKER"}],
+            },
+            "rendered": [{"content": f"Contents of {claude_md}: GLOBAL_CLAUDE_MD_MARKER"}],
+        },
+        {
+            **common,
+            "type": "attachment",
+            "uuid": "a3",
+            "parentUuid": "a2",
+            "attachment": {"type": "prompt_snapshot", "systemPrompt": "SYSTEM_PROMPT_MARKER"},
+        },
+        {"type": "api-request-shape", "shape": "SYSTEM_PROMPT_MARKER", "sessionId": ID},
+        {
+            **common,
+            "type": "assistant",
+            "uuid": "m1",
+            "parentUuid": "a3",
+            "requestId": "req_1",
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "t1", "name": "Read", "input": {
+                        "file_path": f"{cwd}/data.csv",
+                    }},
+                ],
+            },
+        },
+        {
+            **common,
+            "type": "user",
+            "uuid": "r1",
+            "parentUuid": "m1",
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "a,b"}],
+            },
+            "toolUseResult": {"file": {"filePath": f"{cwd}/data.csv", "content": "WHOLE_FILE"}},
+        },
+        {"type": "last-prompt", "lastPrompt": "hi", "leafUuid": "r1", "sessionId": ID},
+        {"type": "cost-state", "totalCostUSD": 0.5, "sessionId": ID},
+    ]  # fmt: skip
+    session = tmp_path / f"{ID}.jsonl"
+    session.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return session
+
+
+def test_the_record_keeps_the_conversation_only(tmp_path: Path) -> None:
+    home, cwd = tmp_path / "home" / "ada", tmp_path / "work" / "project"
+    session = _machine_session(tmp_path, home, cwd)
+    places = machine_places(str(cwd), {"HOME": str(home)})
+    record = pack(session, ID, 100_000, secrets=(), places=places)
+    raw = gzip.decompress(base64.b64decode(record["data"])).decode()
+    for private in (
+        "GLOBAL_CLAUDE_MD_MARKER", "SYSTEM_PROMPT_MARKER", "MARK", "WHOLE_FILE", "CLAUDE.md",
+        "secret-plans", str(tmp_path), "ada", "Linux", "req_1", "queue-operation", "cost-state",
+    ):  # fmt: skip
+        assert private not in raw, private
+    lines = [json.loads(line) for line in raw.splitlines()]
+    assert [line["type"] for line in lines] == ["user", "assistant", "user"]
+    # The chain skips the lines left out: the answer's parent is the prompt.
+    assert [line["parentUuid"] for line in lines] == [None, "u1", "m1"]
+    assert lines[1]["message"]["content"][0]["input"] == {"file_path": "./data.csv"}
+    assert all(set(line) <= {*LINE, "parentUuid", "sessionId", "version"} for line in lines)
+
+
+def test_a_folder_is_replaced_only_where_its_name_ends(tmp_path: Path) -> None:
+    session = tmp_path / f"{ID}.jsonl"
+    text = "see /home/ada/x, /home/adam/y, /home/ada and /home/ada-old"
+    session.write_text(json.dumps({**LINE, "message": {"content": text}}) + "\n")
+    record = pack(session, ID, 10_000, (), machine_places("/w", {"HOME": "/home/ada"}))
+    raw = gzip.decompress(base64.b64decode(record["data"])).decode()
+    assert json.loads(raw)["message"]["content"] == ("see ~/x, /home/adam/y, ~ and /home/ada-old")

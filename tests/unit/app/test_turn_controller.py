@@ -193,6 +193,9 @@ class FakeHost:
     def portable_record(self, session_id: str) -> dict[str, Any]:
         return {"session_id": session_id}
 
+    def secrets(self) -> set[str]:
+        return set()
+
     def cell(self, prompt: str, cell: str | None = None, **request: Any) -> TurnController:
         """A cell's controller, placed in the ``default`` tree as a cell run would be."""
         self.shell.kernel.cell = cell

@@ -11,8 +11,9 @@ import pytest
 from IPython.core.displaypub import CapturingDisplayPublisher
 from IPython.core.interactiveshell import InteractiveShell
 
+from byre_jupyter.session import Allow, Decision, Deny
 from byre_jupyter.session.mcp import McpServer
-from byre_jupyter.tools import ApprovalDecision, PythonApproval, ToolLimits
+from byre_jupyter.tools import PythonApproval, ToolLimits
 
 from .helpers import PNG_MAGIC, Kit, images_of, text_of
 
@@ -213,9 +214,9 @@ async def test_ask_without_an_approver_denies(make_kit: Callable[..., Kit]) -> N
 async def test_ask_with_an_approver_that_allows(make_kit: Callable[..., Kit]) -> None:
     asked: list[PythonApproval] = []
 
-    async def approve(request: PythonApproval) -> ApprovalDecision:
+    async def approve(request: PythonApproval) -> Decision:
         asked.append(request)
-        return ApprovalDecision.allow("alice")
+        return Allow(approved_by="alice")
 
     kit = make_kit(policy="ask", approve=approve)
     result = await kit.python("ran = True")
@@ -228,7 +229,7 @@ async def test_ask_with_an_approver_that_allows(make_kit: Callable[..., Kit]) ->
 async def test_ask_with_an_approver_that_denies_with_a_reason(
     make_kit: Callable[..., Kit],
 ) -> None:
-    kit = make_kit(policy="ask", approve=lambda request: ApprovalDecision.deny("too risky"))
+    kit = make_kit(policy="ask", approve=lambda request: Deny("too risky"))
     result = await kit.python("ran = True")
     assert result.is_error
     assert "too risky" in text_of(result)

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from byre_jupyter.tools import ApprovalDecision
+from byre_jupyter.session import Allow, Decision, Deny
 
 from .helpers import Kit, text_of
 
@@ -195,6 +195,177 @@ class Zone(datetime.tzinfo):
         return datetime.timedelta(0)
 
 
+class Name:
+    """A label or name: formatting, hashing or comparing it runs its hooks."""
+
+    def __hash__(self) -> int:
+        _record("Name.__hash__")
+        return 1
+
+    def __eq__(self, other: object) -> bool:
+        _record("Name.__eq__")
+        return False
+
+    def __str__(self) -> str:
+        _record("Name.__str__")
+        return "Name"
+
+    def __repr__(self) -> str:
+        _record("Name.__repr__")
+        return "Name"
+
+    def __deepcopy__(self, memo: Any) -> Name:
+        _record("Name.__deepcopy__")
+        return self
+
+
+def _lookalikes() -> dict[str, Any]:
+    """Objects that pass for pandas' and numpy's own: a real container of the library's exact
+    class holding one user part, and user classes that claim the library's module."""
+    import numpy as np
+    import pandas as pd
+    from pandas.api.extensions import ExtensionArray, ExtensionDtype
+
+    class UserIndex(pd.Index):
+        def memory_usage(self, deep: bool = False) -> int:
+            _record("UserIndex.memory_usage")
+            return 0
+
+        @property
+        def dtype(self) -> Any:
+            _record("UserIndex.dtype")
+            return np.dtype(object)
+
+        def tolist(self) -> list[Any]:
+            _record("UserIndex.tolist")
+            return [1, 2]
+
+        def __len__(self) -> int:
+            _record("UserIndex.__len__")
+            return 2
+
+        def _rename(self, name: Any) -> Any:
+            _record("UserIndex._rename")
+            return self
+
+        def copy(self, *args: Any, **kwargs: Any) -> Any:
+            _record("UserIndex.copy")
+            return self
+
+    class PandasLookalike(UserIndex):
+        __module__ = "pandas.core.indexes.base"
+        __qualname__ = "Index"
+
+    class UserArray(np.ndarray):  # type: ignore[type-arg]
+        def __array_finalize__(self, obj: Any) -> None:
+            _record("UserArray.__array_finalize__")
+
+        def tolist(self) -> Any:
+            _record("UserArray.tolist")
+            return []
+
+    class LookalikeDtype(ExtensionDtype):
+        __module__ = "numpy"
+        name = "int64"
+        type = object
+
+        @property
+        def kind(self) -> str:  # type: ignore[override]
+            _record("LookalikeDtype.kind")
+            return "i"
+
+        @classmethod
+        def construct_array_type(cls) -> type[ExtensionArray]:
+            return LookalikeArray
+
+        def __str__(self) -> str:
+            _record("LookalikeDtype.__str__")
+            return "int64"
+
+    class LookalikeArray(ExtensionArray):
+        def __init__(self, values: Any) -> None:
+            self._values = np.asarray(values, dtype=object)
+
+        @property
+        def dtype(self) -> Any:
+            _record("LookalikeArray.dtype")
+            return LookalikeDtype()
+
+        def __len__(self) -> int:
+            return len(self._values)
+
+        def __getitem__(self, item: Any) -> Any:
+            _record("LookalikeArray.__getitem__")
+            found = self._values[item]
+            return LookalikeArray(found) if type(found) is np.ndarray else found
+
+        def isna(self) -> Any:
+            return np.zeros(len(self), bool)
+
+        def copy(self) -> Any:
+            return LookalikeArray(self._values.copy())
+
+        def take(self, indices: Any, allow_fill: bool = False, fill_value: Any = None) -> Any:
+            _record("LookalikeArray.take")
+            return LookalikeArray(self._values.take(indices))
+
+        @property
+        def nbytes(self) -> int:
+            _record("LookalikeArray.nbytes")
+            return 8
+
+        @classmethod
+        def _concat_same_type(cls, arrays: Any) -> Any:
+            return cls(np.concatenate([a._values for a in arrays]))
+
+        @classmethod
+        def _from_sequence(cls, scalars: Any, dtype: Any = None, copy: bool = False) -> Any:
+            return cls(scalars)
+
+    from matplotlib.figure import Figure
+
+    class UserFigure(Figure):
+        def get_size_inches(self) -> Any:
+            _record("UserFigure.get_size_inches")
+            return super().get_size_inches()
+
+        def savefig(self, *args: Any, **kwargs: Any) -> None:
+            _record("UserFigure.savefig")
+            super().savefig(*args, **kwargs)
+
+    user_index = UserIndex._simple_new(np.array(["a", "b"], dtype=object))
+    odd_index = pd.DataFrame({"n": [1, 2]})
+    odd_index.index = user_index
+    odd_columns = pd.DataFrame([[1, 2]])
+    odd_columns.columns = UserIndex._simple_new(np.array(["a", "b"], dtype=object))
+    odd_level = pd.DataFrame(
+        {"n": [1, 2]},
+        index=pd.MultiIndex(levels=[user_index, [1, 2]], codes=[[0, 1], [0, 1]]),
+    )
+    odd_series = pd.Series([1, 2])
+    odd_series.index = UserIndex._simple_new(np.array(["a", "b"], dtype=object))
+    named_index = pd.DataFrame({"n": [1, 2]})
+    named_index.index.name = Name()
+    with_attrs = pd.DataFrame({"n": [1, 2]})
+    with_attrs.attrs["note"] = Name()
+    return {
+        "odd_index": odd_index,
+        "odd_columns": odd_columns,
+        "odd_level": odd_level,
+        "odd_series": odd_series,
+        "user_index": UserIndex._simple_new(np.array([1, 2])),
+        "lookalike_index": PandasLookalike._simple_new(np.array([1, 2])),
+        "user_array": np.arange(4).view(UserArray),
+        "lookalike_dtype": pd.DataFrame({"x": LookalikeArray([1, 2]), "n": [1, 2]}),
+        "lookalike_series": pd.Series(LookalikeArray([1, 2])),
+        "user_in_columns": pd.DataFrame([[1, 2]], columns=[Name(), "b"]),
+        "named_series": pd.Series([1.0, 2.0], name=Name()),
+        "named_index": named_index,
+        "with_attrs": with_attrs,
+        "axes_of_user_figure": UserFigure().add_subplot(),
+    }
+
+
 def _traps() -> dict[str, Any]:
     import numpy as np
     import pandas as pd
@@ -216,6 +387,7 @@ def _traps() -> dict[str, Any]:
         "box": Box(),
         "holder": {"a": WithDunders(), "b": [WithProperty(), WithGetattr()], "c": Raising()},
         "listed": [WithDunders(), WithGetattribute(), (WithProperty(),), {WithDunders()}],
+        **_lookalikes(),
     }
 
 
@@ -263,6 +435,18 @@ async def test_inspect_runs_no_user_code(trapped: Kit) -> None:
         "frame.columns",
         "labelled.index",
         "objects.T",
+        "odd_index.index",
+        "odd_index.n",
+        "odd_columns.columns",
+        "odd_columns.a",
+        "odd_level.index",
+        "odd_series.index",
+        "lookalike_dtype.dtypes",
+        "lookalike_dtype.x",
+        "lookalike_series.dtype",
+        "user_in_columns.b",
+        "named_index.index",
+        "user_array.T",
     ],
 )
 async def test_dotted_paths_run_no_user_code(trapped: Kit, path: str) -> None:
@@ -408,9 +592,9 @@ async def test_read_tools_deny_refuses_and_says_how_to_enable(
 async def test_read_tools_ask_goes_through_the_approver(make_kit: Callable[..., Kit]) -> None:
     asked: list[Any] = []
 
-    def approve(request: Any) -> ApprovalDecision:
+    def approve(request: Any) -> Decision:
         asked.append((request.tool, dict(request.input)))
-        return ApprovalDecision.allow() if request.tool == "inspect" else ApprovalDecision.deny()
+        return Allow() if request.tool == "inspect" else Deny()
 
     kit = make_kit(read_policy="ask", approve=approve)
     kit.shell.user_ns["x"] = 41
@@ -441,3 +625,22 @@ async def test_secret_named_text_is_hidden_but_numbers_stay(kit: Kit) -> None:
     assert re.search(r"max_tokens .* 1024", table), table
     settings = text_of(await kit.call("inspect", name="settings"))
     assert "'auth_token': [redacted]" in settings and "'max_tokens': 2048" in settings
+
+
+async def test_look_alikes_are_shown_by_type_and_real_parts_still_read(trapped: Kit) -> None:
+    """A library's exact class with a user part, or a user class that claims the library's
+    module, is an object like any other: its class named, nothing of it evaluated."""
+    for name in (
+        "odd_index", "odd_level", "lookalike_dtype", "user_index", "lookalike_index",
+        "axes_of_user_figure",
+    ):  # fmt: skip
+        text = text_of(await trapped.call("inspect", name=name))
+        assert "nothing of it was evaluated" in text, (name, text)
+    assert EFFECTS == []
+    # The library's own parts still read: a plain frame and its real index.
+    import pandas as pd
+
+    trapped.shell.user_ns["plain"] = pd.DataFrame({"n": [11, 12]}, index=pd.Index(["p", "q"]))
+    frame = text_of(await trapped.call("inspect", name="plain"))
+    assert "head(5)" in frame and "12" in frame and "q" in frame
+    assert "Index([p, q])" in text_of(await trapped.call("inspect", name="plain.index"))

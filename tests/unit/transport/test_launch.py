@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from byre_jupyter.errors import CLINotFoundError
-from byre_jupyter.transport import LaunchSpec, build_argv, build_env, find_cli
+from byre_jupyter.transport import (
+    LaunchSpec,
+    build_argv,
+    build_env,
+    find_cli,
+    subprocess_transport,
+)
+from byre_jupyter.transport.launch import Setting, launch_fields
 
 
 def test_argv_has_stream_json_partial_messages_and_sdk_server() -> None:
@@ -21,7 +30,7 @@ def test_argv_has_stream_json_partial_messages_and_sdk_server() -> None:
         "--input-format stream-json",
         "--verbose",
         "--include-partial-messages",
-        "--model sonnet",
+        "--model=sonnet",
         "--session-id=abc",
     ):
         assert flag in joined
@@ -103,3 +112,49 @@ def test_allow_bypass_keeps_prompts_and_adds_the_launch_flag() -> None:
     assert "--allow-dangerously-skip-permissions" in argv  # a later switch to bypass is accepted
     assert argv[argv.index("--permission-prompt-tool") + 1] == "stdio"  # prompts still come
     assert "--allow-dangerously-skip-permissions" not in build_argv(LaunchSpec(cli_path="c"))
+
+
+# --------------------------------------------------------------------------- launch options
+
+#: A value for each kind of launch option, unlike its default.
+SAMPLES: dict[str, Any] = {
+    "str | None": "-sample",
+    "Mapping[str, str]": {"BYRE_SAMPLE": "1"},
+    "Sequence[str]": ("PATH",),  # an argument, or a variable to drop
+    "int": 12_345,
+}
+
+
+def _built(spec: LaunchSpec) -> dict[str, Any]:
+    """What the real transport factory builds from ``spec``: argv, environment, cwd, bound."""
+    transport = subprocess_transport(spec)
+    return {
+        "argv": transport.argv,
+        "environment": transport.env,
+        "process": (transport.argv[0], transport.cwd, transport.max_line_bytes),
+    }
+
+
+def test_every_launch_option_reaches_the_cli_where_its_metadata_says(tmp_path: Path) -> None:
+    """A new CLI flag is one field of LaunchOptions (and one trait): build_argv, build_env and
+    the transport read the fields from their metadata, so setting any field changes what is
+    launched, in the place the field says, and a flag field becomes its flag."""
+    exe = tmp_path / "claude"
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    other = tmp_path / "other-claude"
+    other.write_text("#!/bin/sh\n")
+    other.chmod(0o755)
+    base = LaunchSpec(cli_path=str(exe))
+    before = _built(base)
+    for option in launch_fields():
+        setting: Setting = option.metadata["launch"]
+        value = str(other) if option.name == "cli_path" else SAMPLES[str(option.type)]
+        after = _built(dataclasses.replace(base, **{option.name: value}))
+        changed = [place for place in before if after[place] != before[place]]
+        assert setting.reaches in changed or (setting.reaches == "flag" and "argv" in changed), (
+            option.name,
+            changed,
+        )
+        if setting.reaches == "flag":
+            assert f"{setting.flag}={value}" in after["argv"], option.name

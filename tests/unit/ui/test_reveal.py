@@ -6,7 +6,15 @@ import html
 
 import pytest
 
-from byre_jupyter.ui.reveal import count_hidden, is_hidden, marker, reveal, reveal_html
+from byre_jupyter.ui.reveal import (
+    count_hidden,
+    count_lookalikes,
+    is_hidden,
+    lookalike_positions,
+    marker,
+    reveal,
+    reveal_html,
+)
 
 BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
 ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff"
@@ -74,3 +82,41 @@ def test_one_line_text_shows_newlines_and_tabs_too() -> None:
     assert reveal("a\nb\tc", one_line=True) == "a⟨U+000A⟩b⟨U+0009⟩c"
     assert count_hidden("a\nb", one_line=True) == 1 and count_hidden("a\nb") == 0
     assert "⟨U+000A⟩</span>" in reveal_html("a\nb", one_line=True)
+
+
+# --------------------------------------------------------------------------------------------
+# look-alike letters: marked where they pass for Latin ones, nowhere else
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("curl https://g\u0456thub.com/x", "curl https://g⟨U+0456⟩thub.com/x"),  # a Cyrillic i
+        ("git clone https://gith\u03bfb.com", "git clone https://gith⟨U+03BF⟩b.com"),  # omicron
+        ("\u0441url -s x", "⟨U+0441⟩url -s x"),  # a command word, Cyrillic c
+        ("\u0440\u0430\u0443\u0440\u0430l.com", "⟨U+0440⟩⟨U+0430⟩⟨U+0443⟩⟨U+0440⟩⟨U+0430⟩l.com"),
+        ("\u0430\u0440\u0440\u04cf\u0435.com", "⟨U+0430⟩⟨U+0440⟩⟨U+0440⟩⟨U+04CF⟩⟨U+0435⟩.com"),
+        ("\uff43url x", "⟨U+FF43⟩url x"),  # fullwidth c
+        ("p\U0001d422p install", "p⟨U+1D422⟩p install"),  # mathematical bold i
+    ],
+)
+def test_latin_lookalikes_in_words_and_hosts_are_marked(text: str, shown: str) -> None:
+    assert reveal(text) == shown
+    assert lookalike_positions(text) and count_lookalikes(text) == shown.count("⟨U+")
+    assert "looks like the Latin letter" in reveal_html(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "curl https://github.com/x && echo done  # plain ASCII",
+        "# Проверка: скачать файл с сервера и распаковать",  # noqa: RUF001 (Russian prose)
+        "echo сор",  # noqa: RUF001 (a whole Cyrillic word of look-alike letters only)
+        "https://пример.рф/путь",  # a Cyrillic host
+        "https://пример.com",  # a Cyrillic label that is not all look-alikes
+        "café naïve Ærøskøbing; Greek αβγ; Καλημέρα κόσμε",
+        "Ελληνικά: ο άνθρωπος",  # noqa: RUF001 (Greek prose)
+    ],
+)
+def test_ascii_and_whole_words_of_other_scripts_are_left_alone(text: str) -> None:
+    assert reveal(text) == text and count_lookalikes(text) == 0
