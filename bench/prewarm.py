@@ -1,6 +1,6 @@
 """Prewarm: time from a cell's execute_request to its first API request, first cell vs later.
 
-Issue 10 asks that the first ``%%claude`` cell reach the API nearly as fast as a later one
+The goal: the first ``%%claude`` cell reach the API nearly as fast as a later one
 (target: within 0.1 s). For ``Claude.prewarm`` off and on, a fresh real ipykernel loads the
 extension, waits as a user would before the first cell (until the warm CLI has answered
 initialize, or 3 s when off), then runs ``%%claude`` cells against the real CLI and the
@@ -35,7 +35,7 @@ from .kernel import BenchKernel
 LOAD = "%load_ext byre_jupyter\n%config Claude.permission_mode = 'bypassPermissions'"
 # Ready: the warm CLI has answered initialize (``running`` alone is true while it starts).
 READY = (
-    "import byre_jupyter.magics as m, json; s = m._EXTENSION.manager.peek('default'); "
+    "import byre_jupyter.magics as m, json; s = m._EXTENSION.conversations.peek('default'); "
     "print(json.dumps({'ready': bool(s and s.running and s.server_info)}))"
 )
 

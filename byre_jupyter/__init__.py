@@ -26,7 +26,6 @@ if TYPE_CHECKING:
         McpServer,
         PermissionRequest,
         Session,
-        SessionManager,
         SessionOptions,
         ToolResult,
         Turn,
@@ -34,8 +33,8 @@ if TYPE_CHECKING:
     )
 
 _LAZY = {
-    "Allow", "Deny", "McpServer", "PermissionRequest", "Session", "SessionManager",
-    "SessionOptions", "ToolResult", "Turn", "TurnResult",
+    "Allow", "Deny", "McpServer", "PermissionRequest", "Session", "SessionOptions",
+    "ToolResult", "Turn", "TurnResult",
 }  # fmt: skip
 
 
@@ -63,7 +62,6 @@ __all__ = [
     "ProtocolError",
     "Session",
     "SessionClosedError",
-    "SessionManager",
     "SessionOptions",
     "ToolResult",
     "Turn",

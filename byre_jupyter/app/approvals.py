@@ -32,7 +32,6 @@ from ..session import (
     McpServer,
     PermissionRequest,
     Session,
-    SessionManager,
 )
 from ..tools import PythonApproval, PythonRunner, ToolApproval, kernel_tools
 from ..ui.approval_card import ApprovalCard, describe_request
@@ -67,13 +66,19 @@ class TurnOwner(Protocol):
     def notice(self, kind: str, text: str) -> None: ...
 
 
+class Sessions(Protocol):
+    """Where the approvals find a name's session (``conversation.Conversations``)."""
+
+    def peek(self, name: str) -> Session | None: ...
+
+
 class Approvals:
     """The approval routing of one extension, and its standing "always allow" answers."""
 
     def __init__(
         self,
         config: Claude,
-        sessions: SessionManager,
+        sessions: Sessions,
         shell: InteractiveShell,
         runner: PythonRunner,
     ) -> None:

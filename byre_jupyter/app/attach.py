@@ -16,6 +16,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
+from ..protocol import Image
 from ..tools import ToolLimits
 from ..tools.describe import NotFound, describe_object, resolve, visible_names
 from ..tools.kinds import suggest
@@ -77,14 +78,14 @@ def _users_value(name: str, namespace: Mapping[str, Any]) -> Any:
 
 def attach_variables(
     spec: str, namespace: Mapping[str, Any], limits: ToolLimits | None = None
-) -> tuple[list[dict[str, Any]], list[tuple[str, bytes]], list[str]]:
+) -> tuple[list[dict[str, Any]], list[Image], list[str]]:
     """``(text blocks, images, names)`` for ``--with a,b,c``."""
     limits = limits or ToolLimits()
     names = [n.strip() for n in spec.split(",") if n.strip()]
     if not names:
         raise UsageError("--with needs variable names, e.g. --with df,fig")
     blocks: list[dict[str, Any]] = []
-    images: list[tuple[str, bytes]] = []
+    images: list[Image] = []
     candidates = visible_names(namespace, {})
     for name in names:
         try:
@@ -98,12 +99,10 @@ def attach_variables(
             blocks.append({"type": "text", "text": f"Variable `{name}` (str):\n{text}"})
             continue
         if isinstance(value, (bytes, bytearray)):
-            from ..protocol import sniff_image_type
-
-            media_type = sniff_image_type(bytes(value))
-            if media_type is None:
+            image = Image.sniffed(bytes(value))
+            if image is None:
                 raise UsageError(f"--with {name}: bytes that are not an image are not supported")
-            images.append((media_type, bytes(value)))
+            images.append(image)
             blocks.append({"type": "text", "text": f"Variable `{name}`: the image attached."})
             continue
         if callable(value) and not hasattr(value, "savefig"):
@@ -120,5 +119,5 @@ def attach_variables(
                 "text": f"Variable `{name}` (attached from the notebook):\n{description.text}",
             }
         )
-        images.extend(("image/png", png) for png in description.images)
+        images.extend(i for i in map(Image.sniffed, description.images) if i is not None)
     return blocks, images, names

@@ -1,4 +1,4 @@
-"""Claude knows it is in a notebook (issue 10): a system prompt addition and a guard.
+"""Claude knows it is in a notebook: a system prompt addition and a guard.
 
 Without it, the CLI starts with nothing about where it runs (only the tool descriptions say it),
 so a model may reach for Bash ``python -c`` instead of the kernel's ``python`` tool, or rewrite

@@ -1,4 +1,4 @@
-"""A session's turns as a tree, so that re-running a cell branches (issue 10).
+"""A session's turns as a tree, so that re-running a cell branches.
 
 A notebook is not a chat log: people edit cell 3 of 5 and run it again. Each turn remembers the
 cell that ran it (JupyterLab, Notebook 7 and VS Code send ``cellId`` in the execute_request's
@@ -19,6 +19,7 @@ then are first runs (they append), and re-running them branches from there.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -26,10 +27,18 @@ from typing import Any, Protocol
 
 from IPython.display import DisplayHandle
 
-from ..session import Session, TurnResult
+from ..session import Ledger, Session, TurnResult
+from ..ui import TurnView
 from .surfaces import current_cell_id
 
-__all__ = ["ConversationTree", "Conversations", "Placement", "TurnNode", "current_cell_id"]
+__all__ = [
+    "ConversationTree",
+    "Conversations",
+    "NamedConversation",
+    "Placement",
+    "TurnNode",
+    "current_cell_id",
+]
 
 
 @dataclass(eq=False)
@@ -89,8 +98,7 @@ class ConversationTree:
     one; ``current`` is the turn the session continues from.
     """
 
-    def __init__(self, session: Session | None = None, base: str | None = None) -> None:
-        self.session = session
+    def __init__(self, base: str | None = None) -> None:
         self.base = base
         self.turns: list[TurnNode] = []
         self.current: TurnNode | None = None
@@ -188,32 +196,94 @@ class Host(Protocol):
     def rerun_mode(self) -> str: ...
 
 
-class Conversations:
-    """The trees of every session name, and the session swaps that re-runs cause."""
+@dataclass(eq=False)
+class NamedConversation:
+    """Everything one session name holds, in one entry so the parts cannot drift apart: the
+    session it sends to now, the tree of its turns, the view of its last finished turn
+    (``%claude transcript``), and the ledger of every turn paid for under the name. A branch
+    swaps the session and keeps the rest; a new conversation (``--new``, ``%claude new``,
+    ``%claude resume``, a closed session) starts a new tree; the ledger stays for the kernel's
+    life, so ``%claude usage`` counts the abandoned branches too."""
 
-    def __init__(self, host: Host) -> None:
+    name: str
+    session: Session
+    tree: ConversationTree
+    ledger: Ledger = field(default_factory=Ledger)
+    last_view: TurnView | None = None
+
+
+class Conversations:
+    """The one registry of named conversations (:class:`NamedConversation`), and the session
+    swaps that re-runs cause. ``factory(name)`` makes a name's first session."""
+
+    def __init__(self, host: Host, factory: Callable[[str], Session]) -> None:
         self.host = host
-        self.trees: dict[str, ConversationTree] = {}
+        self.factory = factory
+        self._entries: dict[str, NamedConversation] = {}
+
+    # -- the registry ------------------------------------------------------------------------
+
+    def entry(self, name: str) -> NamedConversation | None:
+        return self._entries.get(name)
+
+    def peek(self, name: str) -> Session | None:
+        entry = self._entries.get(name)
+        return entry.session if entry is not None else None
+
+    def get(self, name: str) -> Session:
+        """The name's session; a new conversation if it has none or its session was closed."""
+        entry = self._entries.get(name)
+        if entry is None or entry.session.closed:
+            return self.install(self.factory(name), new=True)
+        return entry.session
+
+    def install(self, session: Session, *, new: bool, base: str | None = None) -> Session:
+        """``session`` is the name's session from now on: a move within its conversation (a
+        branch: the tree goes on), or with ``new`` a new conversation (a new tree, grown from
+        ``base`` if it resumes one). Every session of a name counts into the name's ledger."""
+        entry = self._entries.get(session.name)
+        if entry is None:
+            entry = self._entries[session.name] = NamedConversation(
+                session.name, session, ConversationTree(base)
+            )
+        elif new:
+            entry.tree = ConversationTree(base)
+        entry.session = session
+        session.ledger = entry.ledger
+        return session
 
     def tree(self, name: str) -> ConversationTree | None:
-        return self.trees.get(name)
+        entry = self._entries.get(name)
+        return entry.tree if entry is not None else None
 
-    def reset(self, name: str, session: Session, base: str | None = None) -> None:
-        """A new conversation took the name (``--new``, ``%claude new``, ``%claude resume``)."""
-        self.trees[name] = ConversationTree(session, base)
+    def __iter__(self) -> Iterator[NamedConversation]:
+        return iter(list(self._entries.values()))
+
+    def sessions(self) -> list[Session]:
+        return [entry.session for entry in self._entries.values()]
+
+    async def drop(self, name: str) -> None:
+        """Close the name's session and forget the name (``%claude close``)."""
+        entry = self._entries.pop(name, None)
+        if entry is not None:
+            await entry.session.close()
+
+    async def close_all(self) -> None:
+        entries = list(self._entries.values())
+        self._entries.clear()
+        await asyncio.gather(*(e.session.close() for e in entries), return_exceptions=True)
+
+    # -- turns ---------------------------------------------------------------------------------
 
     def begin(self, name: str, prompt: str, *, new: bool = False) -> tuple[Session, TurnNode]:
         """Place the cell's turn in its session's tree, moving the session if the cell was
         run before; returns the session to send to and the turn's node."""
         session = self.host.session(name, new=new)
-        tree = self.trees.get(name)
-        if tree is None or tree.session is not session:
-            # First turn, or the session was replaced behind our back (closed, a new one).
-            tree = self.trees[name] = ConversationTree(session)
+        tree = self._entries[name].tree
         if tree.base is not None and not tree.turns and not session.busy:
             # The first turn after ``%claude resume`` goes on in a fork of the resumed
             # conversation, which stays as it was: the root a re-run can return to.
-            session = tree.session = self.host.branch(name, tree.base, None)
+            session = self.host.branch(name, tree.base, None)
         cell = current_cell_id(self.host.shell)
         placement = tree.place(cell, self.host.rerun_mode())
         if placement.fork and session.busy:
@@ -231,7 +301,6 @@ class Conversations:
                 self._mark(node, count)
             conversation, at = tree.fork_point(placement.parent)
             session = self.host.branch(name, conversation, at)
-            tree.session = session
         earlier = tree.newest(cell) if cell is not None else None
         if earlier is not None:
             self._clear(earlier)  # this cell's own output is replaced by the new run
@@ -240,12 +309,11 @@ class Conversations:
 
     def checkout(self, name: str, node: TurnNode | None) -> Session:
         """Continue session ``name`` after ``node`` (None: the root), explicitly."""
-        tree = self.trees[name]
+        tree = self._entries[name].tree
         for stale in tree.left_behind(node, None):
             self._mark(stale, None)
         conversation, at = tree.fork_point(node)
         session = self.host.branch(name, conversation, at)
-        tree.session = session
         tree.current = node
         return session
 

@@ -24,9 +24,10 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from ..errors import ByreError
 from ..redact import secret_values
-from ..session import Session, SessionManager, TurnResult
+from ..session import Session, TurnResult
 from ..session.index import NOTEBOOK_ENV, ResumeIndex, resume_keys
 from ..tools import PythonRunner
+from ..tools.catalog import known_secrets_of
 from ..ui import TurnView
 from . import portable
 from .approvals import Approvals
@@ -34,7 +35,8 @@ from .config import LAUNCH_TRAITS, Claude, launch_settings
 from .context import guard_hook, notebook_path, system_prompt
 from .conversation import Conversations
 from .credentials import credentials_hook
-from .surfaces import frontend_kind
+from .surfaces import Surface, current_cell_id, frontend_kind, make_surface
+from .turns import SurfaceControls
 
 __all__ = ["ClaudeExtension"]
 
@@ -57,15 +59,13 @@ class ClaudeExtension:
     def __init__(self, shell: InteractiveShell) -> None:
         self.shell = shell
         self.config = Claude(parent=shell)
-        self.manager = SessionManager(self._new_session)
-        #: The view of each session's last finished turn (``%claude transcript``).
-        self.last_views: dict[str, TurnView] = {}
+        #: The one registry of named conversations: each name's session, turn tree (re-running
+        #: a cell branches), last view and ledger.
+        self.conversations = Conversations(self, self._new_session)
         self.python_runner = PythonRunner(shell)
         #: Who answers the CLI's permission requests and the in-kernel tools' approvals.
-        self.approvals = Approvals(self.config, self.manager, shell, self.python_runner)
+        self.approvals = Approvals(self.config, self.conversations, shell, self.python_runner)
         self.background: set[Any] = set()
-        #: Each session's turns as a tree: re-running a cell branches (issue 10).
-        self.conversations = Conversations(self)
         self.config.observe(self._config_changed, names=["model", "permission_mode"])
         #: The default session started by ``Claude.prewarm``, until it is replaced.
         self._warm: Session | None = None
@@ -78,7 +78,7 @@ class ClaudeExtension:
         return os.path.abspath(self.config.cwd or os.getcwd())
 
     def _new_session(self, name: str, **options: Any) -> Session:
-        old = self.manager.peek(name)
+        old = self.conversations.peek(name)
         if old is not None and old.session_id and old.session_id != options.get("resume"):
             # Another conversation takes the name: the old one's standing allowances end
             # here (a later resume of it asks again).
@@ -150,10 +150,10 @@ class ClaudeExtension:
 
         async def rewarm() -> None:
             self._rewarming = False
-            if self.manager.peek("default") is not warm or not self._unused_warm(warm):
+            if self.conversations.peek("default") is not warm or not self._unused_warm(warm):
                 return
             self._warm = None
-            await self.manager.drop("default")
+            await self.conversations.drop("default")
 
         self.schedule(rewarm())
 
@@ -170,7 +170,7 @@ class ClaudeExtension:
         ``at`` (None: all of it), or a fresh conversation when ``conversation`` is None. The
         old CLI is closed (the next branch move starts one again, about as long as a first
         cell); "always allow" answers carry over, as the user still sees one session."""
-        old = self.manager.peek(name)
+        old = self.conversations.peek(name)
         settings = self._settings(name)
         if old is not None:
             settings.update(model=old.model, permission_mode=old.permission_mode)
@@ -180,19 +180,21 @@ class ClaudeExtension:
             session = Session(name, resume=conversation).fork(at=at, name=name, **settings)
         sources = [conversation, old.session_id if old is not None else None]
         self.approvals.carry_over(sources, session.session_id)
-        if old is not None and not old.closed:
-            self.schedule(old.close())
-        return self.manager.add(session)
+        self._close(old)
+        return self.conversations.install(session, new=False)
 
     def session(self, name: str = "default", *, new: bool = False) -> Session:
         if new:
-            old = self.manager.peek(name)
-            if old is not None and not old.closed:
-                self.schedule(old.close())
-            session = self.manager.add(self._new_session(name))
-            self.conversations.reset(name, session)
+            old = self.conversations.peek(name)
+            session = self.conversations.install(self._new_session(name), new=True)
+            self._close(old)
             return session
-        return self.manager.get(name)
+        return self.conversations.get(name)
+
+    def _close(self, replaced: Session | None) -> None:
+        """A session the name no longer uses: its CLI ends on the loop."""
+        if replaced is not None and not replaced.closed:
+            self.schedule(replaced.close())
 
     def resume(self, name: str, session_id: str | None) -> Session:
         keys = resume_keys(name, self.cwd(), os.environ.get(NOTEBOOK_ENV))
@@ -203,11 +205,10 @@ class ClaudeExtension:
             raise UsageError(
                 f"no earlier conversation remembered for session {name!r} in {self.cwd()}"
             )
-        old = self.manager.peek(name)
-        if old is not None and not old.closed:
-            self.schedule(old.close())
-        session = self.manager.add(self._new_session(name, resume=session_id))
-        self.conversations.reset(name, session, base=session_id)
+        old = self.conversations.peek(name)
+        session = self._new_session(name, resume=session_id)
+        self.conversations.install(session, new=True, base=session_id)
+        self._close(old)
         return session
 
     # -- portable notebooks (app.portable) ---------------------------------------------
@@ -238,7 +239,7 @@ class ClaudeExtension:
         return self.resume(name, restored.session_id), restored
 
     def _config_changed(self, change: Any) -> None:
-        for session in self.manager:
+        for session in self.conversations.sessions():
             if self._unused_warm(session):
                 continue  # closed and started again by the first cell, with the new value
             if change["name"] == "model":
@@ -294,5 +295,33 @@ class ClaudeExtension:
     def frontend(self) -> str:
         return frontend_kind(self.shell)
 
+    def surface(self, view: TurnView, controls: SurfaceControls) -> Surface:
+        """Where a cell's turn shows: widgets, static outputs or the terminal."""
+        return make_surface(
+            self.frontend(),
+            self.config.live,
+            view,
+            models=controls.models,
+            on_stop=controls.on_stop,
+            on_model=controls.on_model,
+            loop=controls.loop,
+            permission_mode=controls.permission_mode,
+            on_permission_mode=controls.on_permission_mode,
+            background=controls.background,
+        )
+
+    def cell_id(self) -> str | None:
+        """The running cell's id, from its execute_request (read in the cell's own context)."""
+        return current_cell_id(self.shell)
+
+    def secrets(self) -> set[str]:
+        """What the kernel knows to be secret, and what the CLI was given (Claude.env)."""
+        return known_secrets_of(self.shell) | secret_values(self.config.env)
+
+    def namespace(self) -> dict[str, Any]:
+        """The user's namespace (a turn's ``-o NAME`` lands here)."""
+        ns: dict[str, Any] = self.shell.user_ns
+        return ns
+
     async def close(self) -> None:
-        await self.manager.close_all()
+        await self.conversations.close_all()

@@ -12,6 +12,7 @@ traceback (IPython's ``_render_traceback_`` hook): the output above already says
 from __future__ import annotations
 
 from ..errors import ByreError
+from ..protocol.cli_errors import CliErrorKind, classify
 
 __all__ = ["CellInterrupted", "TurnFailed", "notebook_error_text"]
 
@@ -21,18 +22,12 @@ LOGIN_HELP = (
     "in a terminal and log in there. `%claude doctor` checks the setup."
 )
 
-#: What the CLI says (its words are for its own REPL) → what to do in a notebook.
-_TRANSLATIONS = (
-    (("not logged in", "/login", "invalid api key", "authentication_error"), LOGIN_HELP),
-)
-
 
 def notebook_error_text(text: str) -> str:
-    """The CLI's error text in notebook terms, when we know better words for it."""
-    lowered = text.lower()
-    for needles, better in _TRANSLATIONS:
-        if any(n in lowered for n in needles):
-            return better
+    """The CLI's error text in notebook terms, when we know better words for it (its words
+    are for its own REPL)."""
+    if classify(text) is CliErrorKind.NOT_LOGGED_IN:
+        return LOGIN_HELP
     return text
 
 

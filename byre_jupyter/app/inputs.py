@@ -19,7 +19,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
-from ..protocol import sniff_image_type
+from ..protocol import Image
 
 __all__ = ["resolve_image"]
 
@@ -41,16 +41,16 @@ def _too_big(what: str, size: int) -> UsageError:
     return UsageError(f"-i {what}: image is {_size(size)}; the limit is {_size(_MAX_IMAGE_BYTES)}")
 
 
-def _check(data: bytes, what: str) -> tuple[str, bytes]:
+def _check(data: bytes, what: str) -> Image:
     if len(data) > _MAX_IMAGE_BYTES:
         raise _too_big(what, len(data))
-    media_type = sniff_image_type(data)
-    if media_type is None:
+    image = Image.sniffed(data)
+    if image is None:
         raise UsageError(f"-i {what}: not a PNG, JPEG, GIF or WebP image")
-    return media_type, data
+    return image
 
 
-def _read_file(path: str, what: str) -> tuple[str, bytes]:
+def _read_file(path: str, what: str) -> Image:
     """A file's image bytes, measured first (see the module docstring)."""
     try:
         info = os.stat(path)
@@ -87,8 +87,8 @@ def _lookup(name: str, namespace: Mapping[str, Any]) -> Any:
     return value
 
 
-def resolve_image(spec: str, namespace: Mapping[str, Any]) -> tuple[str, bytes]:
-    """``(media_type, data)`` for one ``-i`` argument."""
+def resolve_image(spec: str, namespace: Mapping[str, Any]) -> Image:
+    """The image one ``-i`` argument names."""
     spec = spec.strip()
     if not spec:
         raise UsageError("-i needs a file path or a variable name")
@@ -109,7 +109,7 @@ def resolve_image(spec: str, namespace: Mapping[str, Any]) -> tuple[str, bytes]:
         ) from None
 
 
-def _from_object(value: Any, what: str) -> tuple[str, bytes]:
+def _from_object(value: Any, what: str) -> Image:
     if isinstance(value, (bytes, bytearray, memoryview)):
         return _check(bytes(value), what)
     if isinstance(value, (str, os.PathLike)) and os.path.lexists(os.fspath(value)):

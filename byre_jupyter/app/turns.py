@@ -24,26 +24,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..errors import ByreError
-from ..protocol import ResultMessage
-from ..redact import secret_values
+from ..protocol import Image, ResultMessage, model_label, model_option
 from ..session import Allow, Deny, PermissionRequest, Session, Turn, TurnResult
-from ..tools.catalog import known_secrets_of
 from ..ui import TurnView
 from ..ui.approval_card import ApprovalCard
-from .conversation import TurnNode
+from .approvals import TurnOwner
+from .conversation import Conversations, TurnNode
 from .failure import CellInterrupted, TurnFailed, notebook_error_text
 from .portable import PortableError
-from .surfaces import Surface, current_cell_id, make_surface
+from .surfaces import Surface
 
-if TYPE_CHECKING:
-    from .extension import ClaudeExtension
-
-__all__ = ["TurnController", "TurnRequest", "run_turn"]
+__all__ = ["SurfaceControls", "TurnController", "TurnHost", "TurnRequest", "run_turn"]
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +53,7 @@ KILL_SLACK_S = 7.0
 class TurnRequest:
     session: Session
     prompt: str
-    images: Sequence[tuple[str, bytes]] = ()
+    images: Sequence[Image] = ()
     out: str | None = None
     background: bool = False
     extra_blocks: Sequence[dict[str, Any]] = field(default_factory=list)
@@ -71,10 +67,73 @@ def _model_values(session: Session) -> list[str]:
     return values or ["default"]
 
 
+@dataclass(frozen=True)
+class SurfaceControls:
+    """What a cell's surface offers the user and whom it tells (``surfaces.make_surface``)."""
+
+    models: Sequence[str]
+    on_stop: Callable[[], None]
+    on_model: Callable[[str], None]
+    loop: asyncio.AbstractEventLoop
+    permission_mode: str
+    on_permission_mode: Callable[[str], None]
+    background: bool
+
+
+class TurnSettings(Protocol):
+    """The ``Claude`` traits a turn reads."""
+
+    @property
+    def max_saved_images_mb(self) -> float: ...
+    @property
+    def interrupt_grace(self) -> float: ...
+    @property
+    def portable(self) -> bool: ...
+    @property
+    def on_error(self) -> str: ...
+
+
+class Approver(Protocol):
+    async def decide(
+        self, session: Session, owner: TurnOwner | None, request: PermissionRequest
+    ) -> Allow | Deny: ...
+
+
+class Interruptible(Protocol):
+    def interrupt(self) -> object: ...
+
+
+class TurnHost(Protocol):
+    """What a turn needs of the application (``extension.ClaudeExtension``), and no more: a
+    test runs a turn over ``MemoryTransport`` with a host of its own."""
+
+    @property
+    def config(self) -> TurnSettings: ...
+    @property
+    def approvals(self) -> Approver: ...
+    @property
+    def python_runner(self) -> Interruptible: ...
+    @property
+    def conversations(self) -> Conversations: ...
+
+    def schedule(self, coro: Coroutine[Any, Any, Any]) -> None: ...
+    def remember(self, session: Session, result: TurnResult) -> None: ...
+    def namespace(self) -> MutableMapping[str, Any]: ...
+    def surface(self, view: TurnView, controls: SurfaceControls) -> Surface: ...
+    def portable_record(self, session_id: str) -> dict[str, Any]: ...
+    def cell_id(self) -> str | None:
+        """The id of the cell running now (None: the frontend sends none)."""
+        ...
+
+    def secrets(self) -> set[str]:
+        """The exact values to redact from the turn's tool data."""
+        ...
+
+
 class TurnController:
     """One cell's turn: its view and display slot, its approval cards, notices and Stop."""
 
-    def __init__(self, ext: ClaudeExtension, request: TurnRequest) -> None:
+    def __init__(self, ext: TurnHost, request: TurnRequest) -> None:
         self.ext = ext
         self.request = request
         self.session = session = request.session
@@ -87,12 +146,12 @@ class TurnController:
             attached_images=request.images,
             image_budget=int(ext.config.max_saved_images_mb * 2**20),
             # What the kernel knows to be secret, and what the CLI was given (Claude.env).
-            secrets=lambda: known_secrets_of(ext.shell) | secret_values(ext.config.env),
+            secrets=ext.secrets,
         )
-        self.view.model = session.model or "default"
+        self.view.model = model_label(session.model)
         if request.background:
             # A headless run (nbclient, papermill) may end before the answer arrives: the saved
-            # card must still say why it is empty (issue 11).
+            # card must still say why it is empty.
             self.view.add_notice(
                 "info",
                 "Ran in the background (--bg): the cell returned at once and the answer shows "
@@ -102,7 +161,7 @@ class TurnController:
         self.turn: Turn | None = None
         #: This cell's id, read here in the cell's own context: the kernel's shell parent is a
         #: context variable, and Claude's tools run in the CLI reader's context, not the cell's.
-        self.cell_id = current_cell_id(ext.shell)
+        self.cell_id = ext.cell_id()
         self.stopped = False
         #: ■ (the kernel interrupted the cell), as opposed to the Stop button.
         self.kernel_interrupted = False
@@ -111,17 +170,17 @@ class TurnController:
         self._starting: asyncio.Future[None] | None = None
         #: Stop or ■ was asked: a card answered from now on also interrupts the turn.
         self.stopping = False
-        self.surface: Surface = make_surface(
-            ext.frontend(),
-            ext.config.live,
+        self.surface: Surface = ext.surface(
             self.view,
-            models=_model_values(session) if session.models else [self.view.model],
-            on_stop=self.stop,
-            on_model=self._on_model,
-            loop=asyncio.get_running_loop(),
-            permission_mode=session.permission_mode or "default",
-            on_permission_mode=self._on_permission_mode,
-            background=request.background,
+            SurfaceControls(
+                models=_model_values(session) if session.models else [self.view.model],
+                on_stop=self.stop,
+                on_model=self._on_model,
+                loop=asyncio.get_running_loop(),
+                permission_mode=session.permission_mode or "default",
+                on_permission_mode=self._on_permission_mode,
+                background=request.background,
+            ),
         )
         if request.node is not None:
             # Below the answer's own slot, so the answer stays the cell's first output; shown
@@ -145,21 +204,26 @@ class TurnController:
                     view.add_notice("warning", text)
                 if self.stopped:
                     raise asyncio.CancelledError  # Stop while the CLI started: send nothing
-                self.surface.set_models(_model_values(session), session.model or "default")
+                self.surface.set_models(_model_values(session), model_label(session.model))
                 request = self.request
                 self.turn = await session.send(
                     [*request.extra_blocks, {"type": "text", "text": request.prompt}]
                     if request.extra_blocks
                     else request.prompt,
-                    images=[data for _, data in request.images],
+                    images=list(request.images),
                     can_use_tool=self.decide,
                     owner=self,
                 )
                 async for message in self.turn.events():
-                    if isinstance(message, ResultMessage):  # the session has costed it
-                        view.turn_cost_usd = self.turn.cost_usd
+                    if isinstance(message, ResultMessage):
+                        break  # the end, shown below with what the session made of it
                     self.surface.update(view.apply(message))
                 result = await self.turn.result()
+                # The turn's own cost and tokens first, so that the footer printed as the
+                # view finishes shows them (not the CLI's running total).
+                view.settle(result)
+                if result.raw is not None:
+                    self.surface.update(view.apply(result.raw))
             except asyncio.CancelledError:
                 # ■ (the cell's task cancelled), or Stop during start-up.
                 self.kernel_interrupted = not self.stopped
@@ -169,9 +233,6 @@ class TurnController:
                 self.failure = notebook_error_text(str(e))
                 view.finish(error=self.failure)
             else:
-                if result.cost_usd is not None:  # the turn's own cost, not the CLI's total
-                    view.cost_usd = result.cost_usd
-                    view.header_version += 1
                 if result.error is not None:
                     self.failure = notebook_error_text(str(result.error))
                     view.finish(error=self.failure, interrupted=result.interrupted)
@@ -184,10 +245,12 @@ class TurnController:
             if result is not None:
                 self.ext.remember(session, result)
                 if self.request.out:
-                    self.ext.shell.user_ns[self.request.out] = result
+                    self.ext.namespace()[self.request.out] = result
                 extra = self._portable(result)
         finally:
-            self.ext.last_views[session.name] = view
+            entry = self.ext.conversations.entry(session.name)
+            if entry is not None:
+                entry.last_view = view
             self.surface.finish(extra)
         if extra is not None:
             self._newest_record_only()
@@ -271,7 +334,7 @@ class TurnController:
     def _on_model(self, name: str) -> None:
         async def switch() -> None:
             try:
-                await self.session.set_model(None if name == "default" else name)
+                await self.session.set_model(model_option(name))
             except ByreError as e:
                 self.notice("error", f"model change failed: {e}")
 
@@ -285,7 +348,7 @@ class TurnController:
         A denial caused by Stop or ■ carries ``interrupt``: the CLI ends the turn on that very
         answer. A plain denial would let it call the model again before our interrupt request
         (sent right after, as its own task) is read: under load the turn then ran on and ended
-        normally (issue 9)."""
+        normally."""
         decision = await self.ext.approvals.decide(self.session, self, request)
         if self.stopping and isinstance(decision, Deny):
             return Deny(decision.message, interrupt=True)
@@ -313,7 +376,7 @@ class TurnController:
             raise TurnFailed(self.failure)
 
 
-async def run_turn(ext: ClaudeExtension, request: TurnRequest) -> TurnResult | None:
+async def run_turn(ext: TurnHost, request: TurnRequest) -> TurnResult | None:
     """Show and run one turn in the current cell; returns its result. A foreground turn then
     ends its cell as a notebook cell would (``TurnController.end_cell``)."""
     controller = TurnController(ext, request)

@@ -28,7 +28,7 @@ from ..app.inputs import resolve_image
 from ..app.portable import PortableError
 from ..app.turns import TurnRequest, run_turn
 from ..errors import ByreError
-from ..protocol import model_option
+from ..protocol import Image, model_label
 from ..tools.notebook_bridge import bridge_of
 from ..ui.toolinfo import allowance_lines
 
@@ -191,7 +191,7 @@ class _CellPlan:
 
     args: Any
     prompt: str
-    images: list[tuple[str, bytes]]
+    images: list[Image]
     context: list[dict[str, Any]]
     names: list[str]
 
@@ -252,7 +252,7 @@ class ClaudeMagics(Magics):
         session, node = self.ext.conversations.begin(args.session, plan.prompt, new=args.new)
         if args.model:
             try:
-                await session.set_model(model_option(args.model))
+                await session.set_model(args.model)
             except ByreError as e:
                 raise UsageError(f"-m {args.model}: {e}") from None
         request = TurnRequest(
@@ -313,7 +313,7 @@ class ClaudeMagics(Magics):
         }
 
     def _existing(self, name: str) -> Any:
-        session = self.ext.manager.peek(name)
+        session = self.ext.conversations.peek(name)
         if session is None:
             raise UsageError(f"no session named {name!r}; see %claude sessions")
         return session
@@ -354,14 +354,15 @@ class ClaudeMagics(Magics):
             "| session | state | model | conversation | turns | cost |",
             "|---|---|---|---|---|---|",
         ]
-        for s in self.ext.manager:
+        for entry in self.ext.conversations:
+            s, paid = entry.session, entry.ledger
             state = (
                 "closed" if s.closed else "busy" if s.busy else "running" if s.running else "idle"
             )
-            model = html.escape(s.model or "default").replace("|", "\\|").replace("`", "\\`")
+            model = html.escape(model_label(s.model)).replace("|", "\\|").replace("`", "\\`")
             lines.append(
                 f"| {s.name} | {state} | {model} | `{(s.session_id or '').replace('`', '')}` | "
-                f"{s.turns_completed} | {dollars(s.total_cost_usd)} |"
+                f"{paid.turns} | {dollars(paid.cost_usd)} |"
             )
         if len(lines) == 2:
             lines.append("| *(none yet: run a %%claude cell)* | | | | | |")
@@ -370,11 +371,9 @@ class ClaudeMagics(Magics):
     def _cmd_model(self, args: argparse.Namespace) -> str | None:
         session = self.ext.session(args.session)
         if args.model is None:
-            return session.model or "default"
-        model = model_option(args.model)
-        session.model = model  # the running CLI is switched on the loop
-        if session.running:
-            self.ext.schedule(session.set_model(model))
+            return model_label(session.model)
+        # set_model maps the name (model_option) and switches a running CLI, on the loop.
+        self.ext.schedule(session.set_model(args.model))
         return None
 
     def _cmd_new(self, args: argparse.Namespace) -> None:
@@ -390,7 +389,7 @@ class ClaudeMagics(Magics):
 
     def _cmd_close(self, args: argparse.Namespace) -> None:
         self._existing(args.name)
-        self.ext.schedule(self.ext.manager.drop(args.name))
+        self.ext.schedule(self.ext.conversations.drop(args.name))
 
     def _cmd_resume(self, args: argparse.Namespace) -> None:
         if args.notebook is not None:
@@ -419,19 +418,21 @@ class ClaudeMagics(Magics):
             "| session | turns | cost (USD) | input tokens | output tokens |",
             "|---|---|---|---|---|",
         ]
-        for s in self.ext.manager:
-            u = s.usage_totals
+        # Every turn paid for under the name, abandoned branches included; input tokens as
+        # the footer counts them (TokenUsage.input).
+        for entry in self.ext.conversations:
+            paid = entry.ledger
             lines.append(
-                f"| {s.name} | {s.turns_completed} | {s.total_cost_usd:.4f} | "
-                f"{u.get('input_tokens', 0) + u.get('cache_read_input_tokens', 0)} | "
-                f"{u.get('output_tokens', 0)} |"
+                f"| {entry.name} | {paid.turns} | {paid.cost_usd:.4f} | "
+                f"{paid.tokens.input} | {paid.tokens.output} |"
             )
         self._show("\n".join(lines))
 
     def _cmd_transcript(self, args: argparse.Namespace) -> None:
         from ..ui import terminal_text
 
-        view = self.ext.last_views.get(args.name)
+        entry = self.ext.conversations.entry(args.name)
+        view = entry.last_view if entry is not None else None
         if view is None:
             raise UsageError(f"no turn yet in session {args.name!r}")
         print(terminal_text(view, max_lines=10_000))

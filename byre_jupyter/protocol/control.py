@@ -9,16 +9,18 @@ Control requests and responses share stdin/stdout with the messages
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
     "PERMISSION_MODES",
+    "Image",
     "cancel_request",
     "control_request",
     "error_response",
     "image_block",
-    "initialize_request",
+    "model_label",
     "model_option",
     "sniff_image_type",
     "success_response",
@@ -39,25 +41,18 @@ def model_option(name: str | None) -> str | None:
     return None if not name or name.lower() == "default" else name
 
 
+def model_label(model: str | None) -> str:
+    """What the menus and ``%claude model`` show for a session's model: ``"default"`` for the
+    CLI's own (None), the inverse of :func:`model_option`."""
+    return model or "default"
+
+
 def control_request(request_id: str, subtype: str, **fields: Any) -> dict[str, Any]:
     return {
         "type": "control_request",
         "request_id": request_id,
         "request": {"subtype": subtype, **fields},
     }
-
-
-def initialize_request(
-    request_id: str,
-    hooks: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
-    **extra: Any,
-) -> dict[str, Any]:
-    """``initialize`` must be the first control request; it carries hook registrations.
-
-    ``hooks`` maps an event name to matchers: ``{"Stop": [{"matcher": None,
-    "hookCallbackIds": ["hook_0"]}]}``.
-    """
-    return control_request(request_id, "initialize", hooks=dict(hooks) if hooks else None, **extra)
 
 
 def success_response(request_id: str, response: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -99,6 +94,22 @@ def sniff_image_type(data: bytes) -> str | None:
     if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
         return "image/webp"
     return None
+
+
+@dataclass(frozen=True)
+class Image:
+    """An image the user attaches: its bytes and their media type, sniffed once, where the
+    image is made (``Image.sniffed``); everything after (the request, the view, the saved
+    output) takes the type from here."""
+
+    data: bytes = field(repr=False)
+    media_type: str
+
+    @classmethod
+    def sniffed(cls, data: bytes) -> Image | None:
+        """``data`` as an Image, or None if it is no PNG, JPEG, GIF or WebP."""
+        media_type = sniff_image_type(data)
+        return cls(data, media_type) if media_type is not None else None
 
 
 def image_block(data: bytes, media_type: str | None = None) -> dict[str, Any]:

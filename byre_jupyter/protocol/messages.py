@@ -42,6 +42,7 @@ __all__ = [
     "TaskMessage",
     "TextBlock",
     "ThinkingBlock",
+    "TokenUsage",
     "ToolResultBlock",
     "ToolUseBlock",
     "UnknownBlock",
@@ -88,6 +89,68 @@ KNOWN_SYSTEM_SUBTYPES: frozenset[str] = frozenset(
         "upgrade_relay_marker",
     }
 )  # fmt: skip
+
+
+# --- token counts ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TokenUsage:
+    """Token counts of an API message, a turn, or a model's running total in a process."""
+
+    #: Input the API read afresh, without the cache (the wire's ``input_tokens``).
+    uncached: int = 0
+    cache_creation: int = 0
+    cache_read: int = 0
+    output: int = 0
+
+    @property
+    def input(self) -> int:
+        """The input tokens, the one definition the footer, ``%claude usage``, ``%claude
+        sessions`` and the session all show: fresh input + cache writes + cache reads (the
+        prompt's whole size; the cache changes its price, not its length)."""
+        return self.uncached + self.cache_creation + self.cache_read
+
+    @property
+    def total(self) -> int:
+        return self.input + self.output
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(
+            self.uncached + other.uncached,
+            self.cache_creation + other.cache_creation,
+            self.cache_read + other.cache_read,
+            self.output + other.output,
+        )
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _tokens(usage: Any) -> TokenUsage:
+    """A ``usage`` object (snake_case: the API's, and the result line's)."""
+    u = _map(usage)
+    return TokenUsage(
+        _count(u.get("input_tokens")),
+        _count(u.get("cache_creation_input_tokens")),
+        _count(u.get("cache_read_input_tokens")),
+        _count(u.get("output_tokens")),
+    )
+
+
+def _model_tokens(model_usage: Any) -> dict[str, TokenUsage]:
+    """The result line's ``modelUsage`` (camelCase: the CLI's own per-model running totals)."""
+    return {
+        str(model): TokenUsage(
+            _count(u.get("inputTokens")),
+            _count(u.get("cacheCreationInputTokens")),
+            _count(u.get("cacheReadInputTokens")),
+            _count(u.get("outputTokens")),
+        )
+        for model, u in _map(model_usage).items()
+        if isinstance(u, Mapping)
+    }
 
 
 # --- content blocks -------------------------------------------------------------------------
@@ -316,7 +379,7 @@ class MessageStart(ApiStreamEvent):
 
     message_id: str
     model: str | None
-    usage: Mapping[str, Any]
+    tokens: TokenUsage
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -324,7 +387,7 @@ class MessageDelta(ApiStreamEvent):
     """Near the end of an API message: the stop reason and the output usage so far."""
 
     stop_reason: str | None
-    usage: Mapping[str, Any]
+    tokens: TokenUsage
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -392,13 +455,13 @@ def parse_stream_event(raw: Mapping[str, Any]) -> ApiStreamEvent:
             raw=raw,
             message_id=str(message.get("id") or ""),
             model=_str(message.get("model")),
-            usage=_map(message.get("usage")),
+            tokens=_tokens(message.get("usage")),
         )
     if kind == "message_delta":
         return MessageDelta(
             raw=raw,
             stop_reason=_str(_map(raw.get("delta")).get("stop_reason")),
-            usage=_map(raw.get("usage")),
+            tokens=_tokens(raw.get("usage")),
         )
     if kind == "message_stop":
         return MessageStop(raw=raw)
@@ -455,9 +518,14 @@ class ResultMessage(Message):
     duration_ms: float | None
     duration_api_ms: float | None
     num_turns: int | None
+    #: The CLI's running total for the conversation, not this turn's cost
+    #: (``byre_jupyter.session.accounting`` derives that).
     total_cost_usd: float | None
     usage: Mapping[str, Any]
-    model_usage: Mapping[str, Any]
+    #: This turn's tokens (``usage``).
+    tokens: TokenUsage = TokenUsage()
+    #: The CLI's running token totals per model in this process (``modelUsage``).
+    model_usage: Mapping[str, TokenUsage] = field(default_factory=dict)
     stop_reason: str | None
     terminal_reason: str | None
     api_error_status: int | None
@@ -603,7 +671,8 @@ def _result(raw: Mapping[str, Any]) -> Message:
         num_turns=_int(raw.get("num_turns")),
         total_cost_usd=_num(raw.get("total_cost_usd")),
         usage=_map(raw.get("usage")),
-        model_usage=_map(raw.get("modelUsage")),
+        tokens=_tokens(raw.get("usage")),
+        model_usage=_model_tokens(raw.get("modelUsage")),
         stop_reason=_str(raw.get("stop_reason")),
         terminal_reason=_str(raw.get("terminal_reason")),
         api_error_status=_int(raw.get("api_error_status")),

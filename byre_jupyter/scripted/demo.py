@@ -39,7 +39,7 @@ user attached image blocks             "I can see the N image(s) you attached"
 The kernel tool's API name depends on how byre names its SDK MCP tool; pass
 ``demo_script(python_tool=...)`` (or ``--python-tool``) if it is not ``mcp__byre__python``.
 The CLI runs a directly called MCP tool even when it is deferred behind ToolSearch
-(observed-cli-2.1.328.md, section 8, g4), so the demo needs no ToolSearch round trip.
+(measured with CLI 2.1.328), so the demo needs no ToolSearch round trip.
 """
 
 from __future__ import annotations

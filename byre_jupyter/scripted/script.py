@@ -20,7 +20,7 @@ This module holds no I/O; :mod:`byre_jupyter.scripted.server` does the HTTP side
 
 Why match on the last *user*-role message: the real CLI inserts ``role: "system"`` messages
 (environment block, model-change notices) into ``messages``, so ``messages[-1]`` is often not
-what the user typed (observed-cli-2.1.328.md, section 0).
+what the user typed (measured with CLI 2.1.328).
 """
 
 from __future__ import annotations
@@ -174,7 +174,7 @@ class Error:
     """An HTTP error with body ``{"type":"error","error":{"type":..., "message":...}}``.
 
     ``retry_after`` (seconds) becomes a ``retry-after`` header; the CLI treats it as a floor on
-    its back-off (observed-cli-2.1.328.md, section 11).
+    its back-off (measured with CLI 2.1.328).
     """
 
     status: int

@@ -9,7 +9,7 @@ Endpoints (the CLI appends ``?beta=true``; only the path part is matched):
   an SSE stream (``message_start``, ``ping``, ``content_block_start/delta/stop`` per block,
   ``message_delta``, ``message_stop``) when ``stream`` is true, else one JSON message built
   from the same reply. The CLI sends non-streaming ``max_tokens: 1`` probes after
-  ``set_model`` to an unknown model (observed-cli-2.1.328.md, section 7).
+  ``set_model`` to an unknown model (measured with CLI 2.1.328).
 * ``POST /v1/messages/count_tokens`` -- ``{"input_tokens": N}``, a rough count; the CLI calls
   it for ``get_context_usage`` (section 0).
 * anything else -- 404 with an Anthropic error body.
@@ -228,8 +228,8 @@ class ScriptedAPI:
     def disconnects(self) -> list[int]:
         """Indices of requests whose client went away before the response was complete.
 
-        An interrupt makes the CLI drop its connection mid-stream (observed-cli-2.1.328.md,
-        section 6); this is how a test sees that from the server side.
+        An interrupt makes the CLI drop its connection mid-stream (measured with CLI 2.1.328);
+        this is how a test sees that from the server side.
         """
         with self._cond:
             return list(self._disconnects)

@@ -1,6 +1,6 @@
 """The session layer: conversations, turns, the control channel and the in-process MCP server."""
 
-from .manager import SessionManager
+from .accounting import Ledger
 from .mcp import McpServer, McpTool, ToolResult
 from .options import SessionOptions
 from .permissions import Allow, Allowance, Decision, Deny, PermissionCallback, PermissionRequest
@@ -14,12 +14,12 @@ __all__ = [
     "Deny",
     "HookCallback",
     "ImageInput",
+    "Ledger",
     "McpServer",
     "McpTool",
     "PermissionCallback",
     "PermissionRequest",
     "Session",
-    "SessionManager",
     "SessionOptions",
     "ToolResult",
     "Turn",

@@ -34,17 +34,19 @@ from ..errors import (
 from ..protocol import (
     AssistantMessage,
     ControlRequest,
+    Image,
     InitMessage,
     Message,
     ResultMessage,
     StreamEvent,
     image_block,
     model_option,
-    sniff_image_type,
     user_message,
 )
+from ..protocol.cli_errors import CliErrorKind, classify
 from ..transport import LaunchSpec, Transport
 from ..transport.launch import bypass_allowed, bypass_refusal
+from .accounting import CostMeter, Ledger
 from .channel import ControlChannel
 from .mcp import McpServer
 from .options import HookCallback, SessionOptions
@@ -67,8 +69,9 @@ async def _shielded(awaitable: Awaitable[None]) -> None:
         raise
 
 
-#: An image for :meth:`Session.send`: raw bytes, a path, or an Anthropic image block.
-ImageInput = bytes | str | os.PathLike[str] | Mapping[str, Any]
+#: An image for :meth:`Session.send`: an Image (sniffed already), raw bytes, a path, or an
+#: Anthropic image block.
+ImageInput = Image | bytes | str | os.PathLike[str] | Mapping[str, Any]
 
 
 class Session:
@@ -106,14 +109,10 @@ class Session:
         self.bad_lines: deque[tuple[bytes, ProtocolError]] = deque(maxlen=50)
         self.idle_messages: deque[Message] = deque(maxlen=100)
         self.unknown_messages = 0
-        self.turns_completed = 0
-        #: The sum of this session's turns' own costs (see :func:`turn_cost`).
-        self.total_cost_usd = 0.0
-        self.usage_totals: dict[str, int] = {}
-        #: The CLI's running cost total (and token total) at its last result; None until the
-        #: current process has reported one.
-        self._cost_reported: tuple[float, int] | None = None
-        self._cost_last_seen: tuple[float, int] | None = None
+        #: The turns this session paid for; a host may give several sessions one ledger (the
+        #: notebook does, for the sessions one name goes through).
+        self.ledger = Ledger()
+        self._meter = CostMeter()
         self.restarts = 0
         #: Things the user should know that are not errors of a turn (e.g. lost history).
         self.notices: list[str] = []
@@ -127,6 +126,7 @@ class Session:
         self._active: Turn | None = None
         self._background: Turn | None = None
         self._stopping: asyncio.Task[list[str]] | None = None
+        self._exit_handlers: set[asyncio.Task[None]] = set()
         self._closed = False
         self._hook_ids: dict[str, HookCallback] = {}
         self._transcript = (
@@ -136,6 +136,15 @@ class Session:
         )
 
     # -- public properties ----------------------------------------------------------------
+
+    @property
+    def turns_completed(self) -> int:
+        return self.ledger.turns
+
+    @property
+    def total_cost_usd(self) -> float:
+        """The sum of the turns' own costs (:mod:`.accounting`)."""
+        return self.ledger.cost_usd
 
     @property
     def interrupt_grace(self) -> float:
@@ -208,7 +217,7 @@ class Session:
                 )
                 log.warning("byre: %s", self.notices[-1])
                 await self._spawn()
-            self._cost_reported = None  # a new process: its running total starts afresh
+            self._meter.new_process()
 
     def _unrecorded(self, error: CLIProcessError) -> bool:
         """Did a restart fail because the CLI never recorded *our own* conversation? Never
@@ -217,7 +226,7 @@ class Session:
             self._fork_at is None
             and self._has_history
             and self.session_id != self.options.resume
-            and "No conversation found" in error.stderr_tail
+            and classify(error.stderr_tail) is CliErrorKind.NO_CONVERSATION
         )
 
     def _launch_spec(self) -> LaunchSpec:
@@ -378,10 +387,13 @@ class Session:
             if isinstance(image, Mapping):
                 blocks.append(image)
                 continue
-            data = image if isinstance(image, bytes) else Path(image).read_bytes()
-            if sniff_image_type(data) is None:
-                raise ValueError(f"not a PNG, JPEG, GIF or WebP image: {image!r:.80}")
-            blocks.append(image_block(data))
+            if not isinstance(image, Image):
+                data = image if isinstance(image, bytes) else Path(image).read_bytes()
+                sniffed = Image.sniffed(data)
+                if sniffed is None:
+                    raise ValueError(f"not a PNG, JPEG, GIF or WebP image: {image!r:.80}")
+                image = sniffed
+            blocks.append(image_block(image.data, image.media_type))
         if isinstance(prompt, str):
             if prompt:
                 blocks.append({"type": "text", "text": prompt})
@@ -589,20 +601,10 @@ class Session:
     def _account(self, result: ResultMessage) -> float | None:
         """Count a result in; returns the turn's own cost (None if the CLI gave none)."""
         self._has_history = True
-        self.turns_completed += 1
         if result.session_id:
             self.session_id = result.session_id
-        cost = None
-        if result.total_cost_usd is not None:
-            cost = turn_cost(result, self._cost_reported, self._cost_last_seen)
-            self._cost_reported = self._cost_last_seen = (
-                result.total_cost_usd,
-                _model_usage_tokens(result),
-            )
-            self.total_cost_usd += cost
-        for key, value in result.usage.items():
-            if isinstance(value, int):
-                self.usage_totals[key] = self.usage_totals.get(key, 0) + value
+        cost = self._meter.cost(result)
+        self.ledger.add(cost, result.tokens)
         return cost
 
     def _on_bad_line(self, line: bytes, error: ProtocolError) -> None:
@@ -617,7 +619,11 @@ class Session:
         # The turns this process was running, taken now: by the time the exit is handled a
         # new process may run the next turn, which this death must not end.
         turns = (self._active, self._background)
-        asyncio.get_running_loop().create_task(self._after_exit(channel, turns))
+        task = asyncio.get_running_loop().create_task(self._after_exit(channel, turns))
+        # The loop holds tasks only weakly: kept here until it ends, or it could be collected
+        # before it has ended the dead process's turns.
+        self._exit_handlers.add(task)
+        task.add_done_callback(self._exit_handlers.discard)
 
     async def _after_exit(
         self, channel: ControlChannel, turns: tuple[Turn | None, Turn | None]
@@ -681,52 +687,3 @@ class Session:
     def __repr__(self) -> str:
         state = "closed" if self._closed else ("running" if self.running else "idle")
         return f"<Session {self.name!r} {state} id={self.session_id}>"
-
-
-def _model_usage_tokens(result: ResultMessage) -> int:
-    """All tokens of the CLI's running per-model totals (``modelUsage``)."""
-    model_usage = result.raw.get("modelUsage")
-    if not isinstance(model_usage, Mapping):
-        return 0
-    keys = ("inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens")
-    return sum(
-        int(m.get(k) or 0) for m in model_usage.values() if isinstance(m, Mapping) for k in keys
-    )
-
-
-def _turn_tokens(result: ResultMessage) -> int:
-    keys = (
-        "input_tokens",
-        "output_tokens",
-        "cache_read_input_tokens",
-        "cache_creation_input_tokens",
-    )
-    return sum(int(v) for k in keys if isinstance(v := result.usage.get(k), int))
-
-
-def turn_cost(
-    result: ResultMessage,
-    this_process: tuple[float, int] | None,
-    last_seen: tuple[float, int] | None = None,
-) -> float:
-    """The turn's own cost from the CLI's ``total_cost_usd``, which is a running total.
-
-    Measured with CLI 2.1.328: the total grows over the turns of one process, and a process that
-    resumes (or forks) a conversation starts from the total the CLI saved for it when an
-    earlier process exited (its ``modelUsage`` token counts are restored with it).
-    ``this_process`` is the (total, tokens) of the current process's previous result: then the
-    difference is exact. For a process's first result: nothing restored (its token totals are
-    this turn's) → the whole total; restored exactly what this session saw last
-    (``last_seen``) → the difference; restored something else (the saved state of another
-    process) → the restored share estimated by tokens.
-    """
-    total = float(result.total_cost_usd or 0.0)
-    if this_process is not None:
-        return max(0.0, total - this_process[0])
-    tokens = _model_usage_tokens(result)
-    restored_tokens = tokens - _turn_tokens(result)
-    if tokens <= 0 or restored_tokens <= 0:
-        return total
-    if last_seen is not None and last_seen[1] == restored_tokens and last_seen[0] <= total:
-        return total - last_seen[0]
-    return total * (1 - restored_tokens / tokens)

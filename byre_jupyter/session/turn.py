@@ -36,6 +36,7 @@ from ..protocol import (
     ResultMessage,
     StreamEvent,
     TextBlock,
+    TokenUsage,
     UserMessage,
 )
 from .permissions import PermissionCallback
@@ -47,13 +48,17 @@ _turn_ids = itertools.count(1)
 
 @dataclass(frozen=True)
 class TurnResult:
-    """What a turn produced. ``text`` is the final answer (partial text if interrupted)."""
+    """What a turn produced. ``text`` is the final answer (partial text if interrupted).
+
+    ``cost_usd`` is this turn's own cost and ``tokens`` its own tokens (``.accounting``),
+    computed once by the session; everything above shows these and derives nothing."""
 
     text: str
     session_id: str | None
     is_error: bool
     interrupted: bool = False
     cost_usd: float | None = None
+    tokens: TokenUsage = field(default_factory=TokenUsage)
     usage: Mapping[str, Any] = field(default_factory=dict)
     duration_ms: float | None = None
     num_turns: int | None = None
@@ -127,7 +132,8 @@ class Turn:
         self.started: float | None = None
         self.model: str | None = None
         self.interrupt_requested = False
-        #: This turn's own cost, set by the session from the CLI's running total.
+        #: This turn's own cost, set by the session from the CLI's running total
+        #: (``.accounting``).
         self.cost_usd: float | None = None
         self._waiter: asyncio.Future[None] | None = None
         self._result: asyncio.Future[TurnResult] = asyncio.get_running_loop().create_future()
@@ -257,9 +263,8 @@ class Turn:
             session_id=(result.session_id if result else None) or self.session.session_id,
             is_error=error is not None or (result.is_error if result else True),
             interrupted=interrupted or (aborted and result is None),
-            cost_usd=self.cost_usd
-            if self.cost_usd is not None or result is None
-            else result.total_cost_usd,
+            cost_usd=self.cost_usd,
+            tokens=result.tokens if result else TokenUsage(),
             usage=result.usage if result else {},
             duration_ms=result.duration_ms if result else None,
             num_turns=result.num_turns if result else None,

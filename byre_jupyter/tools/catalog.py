@@ -2,7 +2,7 @@
 and notebook (the cells on screen through the frontend bridge, ``notebook``: docs/bridge.md).
 
 The model sees them as ``mcp__byre__python`` etc. They run as tasks on the kernel's event loop
-(the control channel answers ``mcp_message`` there; observed-cli doc, section 8). Only ``python``
+(the control channel answers ``mcp_message`` there; docs/protocol.md, section 6). Only ``python``
 runs code; it is gated by the ``Claude.python_tool`` policy, the four read tools by
 ``Claude.read_tools``, both through one approver (``approval``). The read tools never run the
 user's code (``describe``), and every result's text is redacted (``redact``): a secret-named

@@ -1,6 +1,6 @@
 """The approval card: Claude asks to run a tool, the user answers in the cell.
 
-What is approved must be what is seen (issue 8: a card that cut the command at 8,000
+What is approved must be what is seen (a card that cut the command at 8,000
 characters, titled itself with the model's own description and passed U+202E through let a
 user approve something other than what they read), so:
 

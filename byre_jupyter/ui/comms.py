@@ -7,7 +7,7 @@ an async cell holds the shell lock *concurrently*, and on that path it publishes
 busy/idle status (``Kernel.dispatch_shell(..., concurrent=True)``). So during a turn the
 first change of a text box or menu reaches the kernel and every later one waits forever in
 the browser: a Deny reason arrived as its first character, a second model choice never
-arrived, an opened card's Accordion stopped syncing (issue 9).
+arrived, an opened card's Accordion stopped syncing.
 
 :class:`UpdateAcknowledger` closes that gap for the widgets of one turn: after an ``update``
 from the frontend was handled on the concurrent path it publishes the idle the frontend

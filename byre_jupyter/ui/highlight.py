@@ -1,6 +1,6 @@
 """Code blocks of an answer, looking like the notebook's own code: highlighted, monospace, boxed.
 
-Most answers in a notebook are code (issue 9). A fenced block becomes a ``<pre>`` with the
+Most answers in a notebook are code. A fenced block becomes a ``<pre>`` with the
 background, border and font of a code cell, its tokens coloured by pygments (installed with
 IPython), for the language named by the fence's info string. There is no stylesheet to rely
 on in a saved notebook or nbconvert HTML, so every colour is an inline style naming

@@ -103,7 +103,7 @@ class _InertImages(mistune.HTMLRenderer):
     def block_code(self, code: str, info: str | None = None) -> str:
         return highlight_code(code, info)
 
-    # Math (issue 9): ``$...$`` and ``$$...$$`` stay TeX between dollar signs, untouched by
+    # Math: ``$...$`` and ``$$...$$`` stay TeX between dollar signs, untouched by
     # emphasis or escapes, each in an element of its own, for the notebook's MathJax to
     # typeset in the final output (MathJax finds its delimiters within one element's text).
     # Every other ``$`` is alone in a ``<span>`` of its own, so it can never pair up with

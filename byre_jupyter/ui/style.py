@@ -1,5 +1,5 @@
 """The look the live view and the static record share, so the end of a turn changes nothing
-but the controls going away (issue 9: the text reflowed from 28 px to 22 px lines and a left
+but the controls going away (the text reflowed from 28 px to 22 px lines and a left
 bar appeared when the widget was replaced). Pure constants."""
 
 from __future__ import annotations

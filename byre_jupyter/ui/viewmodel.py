@@ -36,6 +36,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from byre_jupyter.protocol.control import Image
 from byre_jupyter.protocol.messages import (
     ApiRetryMessage,
     AssistantMessage,
@@ -44,18 +45,22 @@ from byre_jupyter.protocol.messages import (
     ImageBlock,
     InitMessage,
     Message,
+    MessageDelta,
+    MessageStart,
     ResultMessage,
     StreamEvent,
     SystemMessage,
     TaskMessage,
     TextBlock,
     ThinkingBlock,
+    TokenUsage,
     ToolResultBlock,
     ToolUseBlock,
     UserMessage,
     without_image_notes,
 )
 from byre_jupyter.redact import redact_json, redact_text, secret_values
+from byre_jupyter.session.turn import TurnResult
 from byre_jupyter.ui.blocks import (
     BlockView,
     ImageView,
@@ -99,7 +104,7 @@ DEFAULT_IMAGE_BUDGET = 5 * 1024 * 1024
 
 def _without_home(text: str, home: str = os.path.expanduser("~")) -> str:
     """Tool output with the author's home directory written ``~``: saved and shared notebooks
-    should not carry it (issue 11). Only whole paths that start there (``/root/x``, not
+    should not carry it. Only whole paths that start there (``/root/x``, not
     ``/rootfs`` or ``/opt/root/x``)."""
     if len(home) <= 1 or home not in text:
         return text
@@ -124,7 +129,7 @@ class TurnView:
         self,
         session_name: str,
         prompt: str,
-        attached_images: Sequence[tuple[str, bytes]] = (),
+        attached_images: Sequence[Image] = (),
         clock: Callable[[], float] = time.monotonic,
         image_budget: int = DEFAULT_IMAGE_BUDGET,
         secrets: Callable[[], Iterable[str]] | None = None,
@@ -143,10 +148,9 @@ class TurnView:
         self.tokens_out = 0
         # Characters streamed per message: its output tokens arrive only when it ends.
         self._msg_chars: dict[str, int] = {}
+        #: The turn's own cost, from its TurnResult (:meth:`settle`): the CLI's result line
+        #: carries the running total of its conversation, which the view never shows.
         self.cost_usd: float | None = None
-        #: The turn's own cost when the host knows it: the CLI's result carries the running
-        #: total of its conversation (issue 9), which is shown only when this is None.
-        self.turn_cost_usd: float | None = None
         self.duration_s: float | None = None
         self.session_id: str | None = None
         self.message_uuids: list[str] = []
@@ -168,11 +172,11 @@ class TurnView:
         self._retry_notice: NoticeView | None = None
         self._changed: list[BlockView] = []
         self.attached_images: list[ImageView] = []
-        for media_type, data in attached_images:
+        for attached in attached_images:
             image = ImageView(
                 id=self._new_id(),
-                media_type=sniff_image_type(data) or media_type,
-                data=data,
+                media_type=attached.media_type,  # sniffed where it was made
+                data=attached.data,
                 origin="attached",
             )
             self._parents[image.id] = None
@@ -246,6 +250,12 @@ class TurnView:
         elif isinstance(msg, ResultMessage):
             return self.finish(msg)
         return self._take_changed()
+
+    def settle(self, result: TurnResult) -> None:
+        """The turn's own cost and tokens, as the session accounted them (``TurnResult``)."""
+        self._set_header(
+            cost_usd=result.cost_usd, tokens_in=result.tokens.input, tokens_out=result.tokens.output
+        )
 
     def add_notice(self, kind: str, text: str) -> NoticeView:
         """Append a notice at top level (retry, error, interrupted, permission, info). Its text
@@ -365,23 +375,17 @@ class TurnView:
         event = msg.event
         kind = msg.event_type
         parent = self._container(msg.parent_tool_use_id)
-        if kind == "message_start":
-            message = event.get("message")
-            message = message if isinstance(message, Mapping) else {}
-            self._message_id = str(message.get("id") or msg.raw.get("api_message_id") or "")
-            model = message.get("model")
-            usage = message.get("usage")
-            if isinstance(usage, Mapping):
-                self._count_tokens(input_usage=usage)
+        if isinstance(api, MessageStart):
+            self._message_id = api.message_id or str(msg.raw.get("api_message_id") or "")
+            self._count_tokens(start=api.tokens)
             if msg.parent_tool_use_id is None:
-                if isinstance(model, str) and model and model != "<synthetic>":
+                model = api.model
+                if model and model != "<synthetic>":
                     self._set_header(model=model)
                 self._set_header(status="streaming", retry=None)
             return
-        if kind == "message_delta":
-            usage = event.get("usage")
-            if isinstance(usage, Mapping):
-                self._count_tokens(output_usage=usage)
+        if isinstance(api, MessageDelta):
+            self._count_tokens(delta=api.tokens)
             return
         index = msg.index
         message_id = self._message_id or str(msg.raw.get("api_message_id") or "")
@@ -428,20 +432,17 @@ class TurnView:
             self._touch(view)
 
     def _count_tokens(
-        self,
-        *,
-        input_usage: Mapping[str, Any] | None = None,
-        output_usage: Mapping[str, Any] | None = None,
+        self, *, start: TokenUsage | None = None, delta: TokenUsage | None = None
     ) -> None:
         if self._message_id is None:
             return
         tin, tout = self._msg_tokens.get(self._message_id, (0, 0))
-        if input_usage is not None:
-            tin = _input_tokens(input_usage)
-            tout = max(tout, _int(input_usage.get("output_tokens")))
-        if output_usage is not None:
-            tout = _int(output_usage.get("output_tokens")) or tout
-            tin = _input_tokens(output_usage) or tin
+        if start is not None:
+            tin = start.input
+            tout = max(tout, start.output)
+        if delta is not None:
+            tout = delta.output or tout
+            tin = delta.input or tin
         self._msg_tokens[self._message_id] = (tin, tout)
         self._set_header(
             tokens_in=sum(t[0] for t in self._msg_tokens.values()),
@@ -608,13 +609,7 @@ class TurnView:
             self.result_uuid = result.uuid
         self.usage = _plain(result.usage)
         if result.usage:
-            self._set_header(
-                tokens_in=_input_tokens(result.usage),
-                tokens_out=_int(result.usage.get("output_tokens")),
-            )
-        cost = self.turn_cost_usd if self.turn_cost_usd is not None else result.total_cost_usd
-        if cost is not None:
-            self._set_header(cost_usd=cost)
+            self._set_header(tokens_in=result.tokens.input, tokens_out=result.tokens.output)
         if result.duration_ms is not None:
             self._set_header(duration_s=result.duration_ms / 1000.0)
         if result.session_id:
@@ -651,15 +646,6 @@ class TurnView:
 
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _input_tokens(usage: Mapping[str, Any]) -> int:
-    """Prompt size: fresh input plus cache writes and reads."""
-    return (
-        _int(usage.get("input_tokens"))
-        + _int(usage.get("cache_creation_input_tokens"))
-        + _int(usage.get("cache_read_input_tokens"))
-    )
 
 
 def _plain(value: Any) -> Any:

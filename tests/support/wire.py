@@ -12,7 +12,10 @@ import itertools
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from byre_jupyter.protocol.messages import Message, parse_message
+from byre_jupyter.protocol import Image
+from byre_jupyter.protocol.messages import Message, ResultMessage, parse_message
+from byre_jupyter.session import TurnResult
+from byre_jupyter.session.accounting import CostMeter
 from byre_jupyter.ui.blocks import BlockView
 from byre_jupyter.ui.viewmodel import TurnView
 
@@ -725,7 +728,7 @@ def run_turn(
     wires: Iterable[Wire],
     *,
     prompt: str = "Say hello",
-    attached: tuple[tuple[str, bytes], ...] = (),
+    attached: tuple[Image, ...] = (),
     step: float = 0.1,
 ) -> tuple[TurnView, list[list[BlockView]]]:
     """Feed a whole turn into a fresh TurnView (clock +``step`` per message).
@@ -738,8 +741,21 @@ def run_turn(
     changes = []
     for msg in parse_all(wires):
         clock.advance(step)
+        settle(view, msg)
         changes.append(view.apply(msg))
     return view, changes
+
+
+def settle(view: TurnView, msg: Message) -> None:
+    """Before a result line: what the session makes of it (the turn's own cost and tokens,
+    ``session.accounting``), as the turn controller gives it to the view."""
+    if isinstance(msg, ResultMessage):
+        cost = CostMeter().cost(msg)  # a process's first turn: its whole running total
+        view.settle(
+            TurnResult(
+                msg.result or "", msg.session_id, msg.is_error, cost_usd=cost, tokens=msg.tokens
+            )
+        )
 
 
 class ManualLoop:

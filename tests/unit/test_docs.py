@@ -1,4 +1,5 @@
-"""Comments cite the repository's own docs/, never documents outside it, and the cited exist."""
+"""Comments cite the repository's own docs/, never documents outside it nor issue numbers of a
+tracker it does not have, and the docs they cite exist."""
 
 from __future__ import annotations
 
@@ -6,7 +7,13 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-OUTSIDE = re.compile(r"kernel-mechanics|shared/protocol|observed doc|STYLE\.md")
+#: Documents outside the repository: the shared protocol notes, style guide and machine notes.
+OUTSIDE = re.compile(
+    r"kernel-mechanics|shared/protocol|observed[- ](?:cli|doc)|claude-protocol|"
+    r"stream-json-messages|STYLE\.md|env/machines"
+)
+#: A tracker the repository does not have: comments say the why in place, or cite docs/.
+ISSUE = re.compile(r"\bissues? #?\d+\b", re.IGNORECASE)
 CITED = re.compile(r"docs/([\w.-]+\.md)")
 
 
@@ -22,6 +29,17 @@ def test_no_citation_of_documents_outside_the_repository() -> None:
         for path in sources()
         for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1)
         if OUTSIDE.search(line)
+    ]
+    assert not found, "\n".join(found)
+
+
+def test_no_comment_cites_an_issue_number() -> None:
+    docs = [*ROOT.glob("docs/*.md"), *ROOT.glob("scripts/**/*")]
+    found = [
+        f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
+        for path in [*sources(), *(d for d in docs if d.is_file())]
+        for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1)
+        if ISSUE.search(line)
     ]
     assert not found, "\n".join(found)
 

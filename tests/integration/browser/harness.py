@@ -46,7 +46,7 @@ REPO = Path(__file__).resolve().parents[3]
 ARTIFACTS = REPO / "tests" / "artifacts"
 CHROMIUM = Path("/usr/bin/chromium")
 # Without the background-networking flags Chromium's many connections out are refused by this
-# closed network (env/machines/python.md, "Known to work"). Playwright adds --headless itself.
+# closed test network, and each one waits for its timeout. Playwright adds --headless itself.
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",

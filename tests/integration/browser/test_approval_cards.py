@@ -1,4 +1,4 @@
-"""An approval card shows exactly what will run, in a real JupyterLab (issue 8).
+"""An approval card shows exactly what will run, in a real JupyterLab.
 
 The real ``claude`` CLI asks for a 20 kB Bash command (a bidi override hidden in it, a unique
 marker at its very end). On 0.1 the card cut it at 8,000 characters, so the end, what would

@@ -196,7 +196,7 @@ def test_deny_with_reason_reaches_the_model(
 def test_typed_reason_arrives_whole(
     lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str]
 ) -> None:
-    """Issue 9: a reason typed key by key, then pasted into, then typed after the paste
+    """A reason typed key by key, then pasted into, then typed after the paste
     reaches Claude and the saved card whole, not as its first character."""
     folder = open_notebook(lab, claude_env, "%%claude\nTYPEDREASON: make the file")
     target = folder / "typed.txt"
@@ -245,7 +245,7 @@ _th.Thread(target=_hog, args=({go!r}, {started!r}), daemon=True).start()
 def test_typed_reason_arrives_whole_when_the_kernel_lags(
     lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str], tmp_path: Path
 ) -> None:
-    """Issue 9, under load: the box synced once (focus left it), the kernel is slow to take
+    """Under load: the box synced once (focus left it), the kernel is slow to take
     that update, the user types on and clicks Deny. ipywidgets holds a model's next update
     until the kernel acknowledged the last, but sends a click at once: the click overtook the
     rest of the reason, which arrived only after the card was answered."""

@@ -1,4 +1,4 @@
-"""The live cell's controls as a user meets them (issue 9), in JupyterLab and Notebook 7:
+"""The live cell's controls as a user meets them, in JupyterLab and Notebook 7:
 a copy button on code blocks, a waiting approval card brought into view during Run All,
 focus back in the notebook after Stop, and roles and labels for screen readers.
 

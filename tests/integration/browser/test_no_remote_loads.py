@@ -1,4 +1,4 @@
-"""No output loads anything by itself, measured in a browser (issue 8).
+"""No output loads anything by itself, measured in a browser.
 
 A scripted turn whose thinking, answer and tool output hold the whole hostile-markdown corpus
 (tests/support/hostile_markdown.py) pointed at a local HTTP server that counts requests. The

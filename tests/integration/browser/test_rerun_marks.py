@@ -1,6 +1,6 @@
 """Re-running an edited %%claude cell in JupyterLab branches the conversation, and the cell
 below, answered on the old branch, gets a visible mark; running it again clears the mark; the
-saved file keeps it (issue 10). Real Lab, real CLI, scripted API."""
+saved file keeps it. Real Lab, real CLI, scripted API."""
 
 from __future__ import annotations
 

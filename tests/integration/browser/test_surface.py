@@ -1,4 +1,4 @@
-"""The cell as a chat surface (issue 9), in a real JupyterLab driven from headless Chromium:
+"""The cell as a chat surface, in a real JupyterLab driven from headless Chromium:
 what a user sees of the header, the menus, code blocks and the end of a turn.
 
 The real ``claude`` CLI runs against the scripted Messages API. Browser tests are sync

@@ -1,4 +1,4 @@
-"""Every turn owns its cell, in a real JupyterLab (issue 8).
+"""Every turn owns its cell, in a real JupyterLab.
 
 Two ``--bg`` cells of one session exist at once: the first runs, the second waits in the
 session's queue. Each approval card must appear in the cell whose turn asked, and Stop in a cell

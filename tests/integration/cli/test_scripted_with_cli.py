@@ -2,7 +2,8 @@
 
 No byre transport here on purpose: these tests pin down that the fake server speaks the
 Messages API well enough for the pinned CLI (2.1.328), using only ``subprocess`` and the argv
-and environment of observed-cli-2.1.328.md, section 0 (minus ``--mcp-config``: no MCP host).
+and environment byre launches it with (docs/protocol.md, section 1; minus ``--mcp-config``: no
+MCP host).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Each turn's own cost, from the CLI's running ``total_cost_usd`` (issue 9).
+"""Each turn's own cost, from the CLI's running ``total_cost_usd``.
 
 Measured with CLI 2.1.328 (this test pins it): the total grows over the turns of a process, and
 a process that resumes the conversation starts from the total the CLI saved for it (0.006,

@@ -51,7 +51,7 @@ def test_garbage_invalid_utf8_and_an_overlong_line_in_a_kernel_cell(
     assert "x" * 1000 not in json.dumps(first.outputs)  # the over-long line was dropped
     check = kernel.run(
         "from byre_jupyter.magics import extension\n"
-        "s = extension().manager.peek('default')\n"
+        "s = extension().conversations.peek('default')\n"
         "kinds = [type(e).__name__ for _, e in s.bad_lines]\n"
         "print(r1.is_error, r1.text == 'GOOD_TEXT ' * 3, len(kinds),"
         " kinds.count('LineTooLongError'))"

@@ -1,4 +1,4 @@
-"""Every turn owns its cell, in a real kernel (issue 8): notices land in the cell whose turn
+"""Every turn owns its cell, in a real kernel: notices land in the cell whose turn
 caused them, ■ on a queued cell withdraws only that cell's prompt, and ■ always leaves a session
 the next cell can use, with the default ``interrupt_grace``, even when the CLI stalls or never
 answers ``initialize``. Real CLI + scripted API, or the stand-in CLI for the stall."""

@@ -1,7 +1,7 @@
 """A ``--bg`` cell in a headless run (nbclient) says that it ran in the background.
 
 nbclient moves on as soon as a ``--bg`` cell returns and stops recording when the notebook
-ends; a turn still running then used to be saved as an empty card (issue 11). The card now
+ends; a turn still running then used to be saved as an empty card. The card now
 carries a note from the start, so the saved notebook says what happened.
 """
 

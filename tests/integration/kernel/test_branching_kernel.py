@@ -1,4 +1,4 @@
-"""Re-running a %%claude cell branches (issue 10): a real kernel driven with execute_requests
+"""Re-running a %%claude cell branches: a real kernel driven with execute_requests
 that carry ``cellId`` as JupyterLab, Notebook 7 and VS Code send it, the real CLI and the
 scripted API. What the model saw is read from the API requests themselves."""
 

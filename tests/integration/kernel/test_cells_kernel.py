@@ -1,4 +1,4 @@
-"""Issue 9, kernel side: every frontend gets the right surface, cells fail and stop as notebook
+"""Kernel side: every frontend gets the right surface, cells fail and stop as notebook
 cells do, per-turn cost, and Stop with a pending approval card always interrupts.
 
 Real ipykernel kernels (tests/support/kernel.py), the real CLI, the scripted API.
@@ -134,13 +134,16 @@ def test_footer_shows_each_turns_own_cost_and_totals_are_the_sum(
 def _pending_cards(kernel: KernelDriver) -> int:
     code = (
         "from byre_jupyter.magics import extension as _e\n"
-        "_t = _e().manager.peek('default').active_turn\n"
+        "_t = _e().conversations.peek('default').active_turn\n"
         "print(len(_t.owner.surface.pending) if _t is not None and _t.owner else 0)"
     )
     return int(kernel.run(code).texts().strip() or 0)
 
 
-IDLE = "from byre_jupyter.magics import extension as _e\nprint(_e().manager.peek('default').busy)"
+IDLE = (
+    "from byre_jupyter.magics import extension as _e\n"
+    "print(_e().conversations.peek('default').busy)"
+)
 
 
 def test_stop_with_a_pending_card_always_interrupts(kernel: KernelDriver, api: ScriptedAPI) -> None:
@@ -156,7 +159,7 @@ def test_stop_with_a_pending_card_always_interrupts(kernel: KernelDriver, api: S
         asked = len(api.requests)
         stop = (
             "from byre_jupyter.magics import extension as _e\n"
-            "_e().manager.peek('default').active_turn.owner.stop()"
+            "_e().conversations.peek('default').active_turn.owner.stop()"
         )
         assert kernel.run(stop).reply["status"] == "ok"
         kernel.wait(lambda: kernel.run(IDLE).texts().strip() == "False", timeout=60)

@@ -1,6 +1,6 @@
-"""Issue 8 on real peers: a transcript on a full disk, the CLI's environment, its stderr, two
-notebooks in one folder and ``-i`` on a 2 GiB file, with the real CLI (or the stand-in where the
-real one cannot be made to misbehave) and real kernels.
+"""What is kept on disk, on real peers: a transcript on a full disk, the CLI's environment, its
+stderr, two notebooks in one folder and ``-i`` on a 2 GiB file, with the real CLI (or the
+stand-in where the real one cannot be made to misbehave) and real kernels.
 
 A full disk is ``/dev/full``: the transcript's path is a symlink to it, so every write fails
 with ENOSPC (``tests/unit/app/test_disk_state.py`` shows the writer really gets that error).

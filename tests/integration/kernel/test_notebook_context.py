@@ -1,4 +1,4 @@
-"""Claude knows it is in a notebook (issue 10): the system prompt says where it runs, and a
+"""Claude knows it is in a notebook: the system prompt says where it runs, and a
 PreToolUse hook keeps Write/Edit/NotebookEdit off the notebook open in the editor.
 
 The guard is checked twice: as a function (fast, hostile spellings of the path) and end to end

@@ -1,4 +1,4 @@
-"""Portable notebooks (issue 10): a notebook saved under one HOME and cwd continues under
+"""Portable notebooks: a notebook saved under one HOME and cwd continues under
 another. Real kernels, the real CLI and the scripted API; what the model saw on the second
 machine is read from the API request itself. The notebook is untrusted input: a crafted one is
 refused with a clear error and writes nothing."""
@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.kernel, pytest.mark.cli]
 
 CONVERSATION = (
     "import byre_jupyter.magics as m\n"
-    "s = m._EXTENSION.manager.peek('default')\n"
+    "s = m._EXTENSION.conversations.peek('default')\n"
     "print('CONVERSATION', s.session_id if s is not None else None)"
 )
 

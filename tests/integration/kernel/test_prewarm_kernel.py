@@ -1,4 +1,4 @@
-"""Warm from the first cell (issue 10): loading the extension starts the default session's CLI
+"""Warm from the first cell: loading the extension starts the default session's CLI
 in the background; a failure there is silent until a cell needs the CLI. Timing is measured in
 bench/prewarm.py, never asserted here."""
 
@@ -38,7 +38,8 @@ def test_the_cli_starts_when_the_extension_loads(
         started = {p.pid for p in cli_children(kernel, cli_path)}
         assert len(started) == 1
         kernel.wait(lambda: "True" in kernel.run(
-            "import byre_jupyter.magics as m; print(m._EXTENSION.manager.peek('default').running)"
+            "import byre_jupyter.magics as m; "
+            "print(m._EXTENSION.conversations.peek('default').running)"
         ).texts(), timeout=60)  # fmt: skip
         run = kernel.run("%%claude\nhello")
         assert "warm answer" in run.texts()
@@ -60,7 +61,7 @@ def test_prewarm_off_starts_nothing(
         assert (
             "None"
             in kernel.run(
-                "import byre_jupyter.magics as m; print(m._EXTENSION.manager.peek('default'))"
+                "import byre_jupyter.magics as m; print(m._EXTENSION.conversations.peek('default'))"
             ).texts()
         )
         assert cli_children(kernel, cli_path) == []

@@ -1,4 +1,4 @@
-"""The read tools through the real CLI in a real kernel (issue 8): a scripted model walks the
+"""The read tools through the real CLI in a real kernel: a scripted model walks the
 paths that reached the API key and the kernel's signing key in 0.1, and lists variables next to
 an object whose every hook records itself. Nothing secret reaches the API; nothing recorded."""
 

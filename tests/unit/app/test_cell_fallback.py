@@ -1,7 +1,7 @@
 """``%%claude`` through ``run_cell_magic`` (the fallback when the input transformer did not run)
 while a loop runs, as in a kernel: the turn is a task that outlives the call, so an error it
 meets after the options were parsed (the CLI refusing ``-m``) must be shown, not left as an
-unretrieved task exception that only the kernel's log ever sees (issue 12)."""
+unretrieved task exception that only the kernel's log ever sees."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``BYRE_LIVE`` and ``BYRE_STATE_DIR`` are defaults of ``Claude`` traits (issue 12): the
+"""``BYRE_LIVE`` and ``BYRE_STATE_DIR`` are defaults of ``Claude`` traits: the
 environment sets them, ``%config`` / ``ipython_config.py`` override them, and ``%config Claude``
 documents them. No process starts."""
 

@@ -1,4 +1,4 @@
-"""The turn tree behind re-run branching (issue 10), without processes: where a re-run goes,
+"""The turn tree behind re-run branching, without processes: where a re-run goes,
 which answers it leaves behind, where the fork starts, and how history shows it."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What byre_jupyter keeps on disk, and what it hands the CLI (issue 8, "Nothing on disk is lost,
+"""What byre_jupyter keeps on disk, and what it hands the CLI ("Nothing on disk is lost,
 shared or left open"; "The CLI gets what it needs"; "-i checks the size before reading").
 
 No CLI here: the resume index written by several real processes at once, a damaged index, two
@@ -31,6 +31,7 @@ from byre_jupyter.app.config import Claude
 from byre_jupyter.app.extension import ClaudeExtension
 from byre_jupyter.app.inputs import resolve_image
 from byre_jupyter.errors import CLIProcessError, ControlError
+from byre_jupyter.protocol import Image
 from byre_jupyter.session.transcript import TranscriptWriter
 from byre_jupyter.transport import LaunchSpec, build_env
 
@@ -452,4 +453,4 @@ def test_dash_i_reads_at_most_the_limit_even_if_the_file_grows(
 def test_dash_i_still_reads_a_normal_image(tmp_path: Path) -> None:
     path = tmp_path / "dot.png"
     path.write_bytes(tiny_png())
-    assert resolve_image(str(path), {}) == ("image/png", tiny_png())
+    assert resolve_image(str(path), {}) == Image(tiny_png(), "image/png")

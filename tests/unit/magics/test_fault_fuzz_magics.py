@@ -55,7 +55,10 @@ class Rig:
         return magics_pkg._MAGICS
 
     def snapshot(self) -> dict[str, tuple[int, Any, bool]]:
-        return {name: (id(s), s.model, s.closed) for name, s in self.ext.manager._sessions.items()}
+        return {
+            e.name: (id(e.session), e.session.model, e.session.closed)
+            for e in self.ext.conversations
+        }
 
 
 @pytest.fixture(scope="module")
@@ -201,7 +204,7 @@ def test_line_magic_subcommands(rig: Rig, capsys: pytest.CaptureFixture[str]) ->
         with contextlib.suppress(UsageError):
             rig.shell.run_line_magic("claude", line)
         assert len(rig.sent) == sent, f"a line magic sent a turn: {line!r}"
-        for name in rig.ext.manager._sessions:
+        for name in (e.name for e in rig.ext.conversations):
             assert name.replace("-", "_").isidentifier(), f"{line!r} made session {name!r}"
 
     prop()
@@ -335,7 +338,7 @@ def test_quoted_values_are_unquoted_like_a_shell(rig: Rig) -> None:
     request = rig.sent[-1]
     assert request.session.name == "quoted" and request.out == "res"
     assert request.session.model == "sonnet"
-    assert [data for _, data in request.images] == [tiny_png()]
+    assert [image.data for image in request.images] == [tiny_png()]
 
 
 def test_sessions_table_escapes_a_hostile_model_name(

@@ -1,4 +1,4 @@
-"""`%claude sessions` / `usage` / `doctor` output (issue 9): a `$` stays a dollar sign, the
+"""`%claude sessions` / `usage` / `doctor` output: a `$` stays a dollar sign, the
 doctor's marks are in every font, and terminal IPython gets text, not an object's repr.
 
 A plain InteractiveShell (terminal IPython: no kernel), sessions that never start a CLI.
@@ -13,6 +13,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
 import byre_jupyter.magics as magics_pkg
+from byre_jupyter.protocol import TokenUsage
 
 
 def bare_dollars(markdown: str) -> list[str]:
@@ -26,7 +27,7 @@ def test_sessions_table_keeps_dollars_and_stays_a_table(
 ) -> None:
     ext = magics_pkg.extension()
     for name, cost in (("first", 1.5), ("second", 0.25)):
-        ext.session(name).total_cost_usd = cost
+        ext.session(name).ledger.add(cost, TokenUsage())
     shell.run_line_magic("claude", "sessions")
     markdown = capsys.readouterr().out
     assert "<IPython.core.display.Markdown object>" not in markdown

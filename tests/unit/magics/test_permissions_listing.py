@@ -37,7 +37,7 @@ class Clicks:
 
 def always(name: str, tool: str, tool_input: Mapping[str, Any], allowance: Allowance) -> None:
     ext = magics_pkg.extension()
-    session = ext.manager.peek(name)
+    session = ext.conversations.peek(name)
     asyncio.run(ext.approvals.ask(session, Clicks(allowance), tool, tool_input))
 
 

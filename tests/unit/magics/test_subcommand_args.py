@@ -1,4 +1,4 @@
-"""``%claude SUBCOMMAND``'s argument parsing: one parser per subcommand (issue 12).
+"""``%claude SUBCOMMAND``'s argument parsing: one parser per subcommand.
 
 Bad input raises exactly ``UsageError`` carrying the subcommand's usage line, before anything
 changes; ``--help`` prints the subcommand's help instead of raising ``SystemExit``. A plain
@@ -19,7 +19,7 @@ import byre_jupyter.magics.magics as magics_mod
 
 def sessions() -> dict[str, tuple[int, Any, bool]]:
     ext = magics_pkg.extension()
-    return {name: (id(s), s.model, s.closed) for name, s in ext.manager._sessions.items()}
+    return {e.name: (id(e.session), e.session.model, e.session.closed) for e in ext.conversations}
 
 
 @pytest.mark.parametrize(
@@ -64,7 +64,7 @@ def test_subcommand_help_prints_and_changes_nothing(
 
 def test_model_help_is_not_taken_for_a_model_name(shell: InteractiveShell) -> None:
     shell.run_line_magic("claude", "model --help")
-    assert magics_pkg.extension().manager.peek("default") is None
+    assert magics_pkg.extension().conversations.peek("default") is None
 
 
 def test_help_lists_every_subcommand_with_its_usage(
@@ -92,7 +92,7 @@ def test_help_lists_every_subcommand_with_its_usage(
 def test_model_spellings(shell: InteractiveShell, line: str, session: str, model: Any) -> None:
     magics_pkg.extension().session(session).model = "haiku"
     assert shell.run_line_magic("claude", line) is None
-    assert magics_pkg.extension().manager.peek(session).model == model
+    assert magics_pkg.extension().conversations.peek(session).model == model
     shown = shell.run_line_magic("claude", f"model -s {session}")
     assert shown == (model or "default")
 

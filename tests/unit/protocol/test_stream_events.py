@@ -20,6 +20,7 @@ from byre_jupyter.protocol import (
     StreamEvent,
     TextBlock,
     ThinkingBlock,
+    TokenUsage,
     ToolUseBlock,
     UnknownStreamEvent,
     parse_message,
@@ -57,7 +58,7 @@ def test_message_start_and_delta_carry_id_model_and_usage() -> None:
         raw=start.event,
         message_id="msg_1",
         model="claude-opus-5-5",
-        usage={"input_tokens": 12, "output_tokens": 1},
+        tokens=TokenUsage(uncached=12, output=1),
     )
     assert start.api_message_id == "msg_1"
     delta = line(
@@ -68,7 +69,7 @@ def test_message_start_and_delta_carry_id_model_and_usage() -> None:
         }
     ).api_event
     assert isinstance(delta, MessageDelta)
-    assert (delta.stop_reason, delta.usage) == ("end_turn", {"output_tokens": 20})
+    assert (delta.stop_reason, delta.tokens) == ("end_turn", TokenUsage(output=20))
     assert isinstance(line({"type": "message_stop"}).api_event, MessageStop)
 
 
@@ -119,7 +120,10 @@ def test_stop_unknown_and_malformed_events_parse_without_raising() -> None:
         parsed = line(event)
         assert isinstance(parsed.api_event, UnknownStreamEvent)
     assert line({"type": "message_start", "message": "x"}).api_event == MessageStart(
-        raw={"type": "message_start", "message": "x"}, message_id="", model=None, usage={}
+        raw={"type": "message_start", "message": "x"},
+        message_id="",
+        model=None,
+        tokens=TokenUsage(),
     )
 
 

@@ -1,4 +1,4 @@
-"""The read tools never run the user's code and never hand out secrets (issue 8).
+"""The read tools never run the user's code and never hand out secrets.
 
 Every hook through which reading an object could run the user's code records itself in
 ``EFFECTS``; after ``variables``, ``inspect`` and ``history`` over such objects (alone, inside

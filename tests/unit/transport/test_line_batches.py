@@ -1,5 +1,5 @@
 """transport.base.line_batches: lines per chunk, and a short settle after a drained pipe so a
-slow writer's lines are read a few at a time, not one wake-up each (issue 11: kernel CPU)."""
+slow writer's lines are read a few at a time, not one wake-up each (kernel CPU)."""
 
 from __future__ import annotations
 

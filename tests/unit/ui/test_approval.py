@@ -1,4 +1,4 @@
-"""The approval card shows exactly what will run (issue 8).
+"""The approval card shows exactly what will run.
 
 Measured on 0.1: the card cut the command/code at 8,000 characters (Write content at 4,000),
 took its title from the model's own ``description``, and passed bidi and other invisible

@@ -1,4 +1,4 @@
-"""Images saved into the notebook are bounded per turn (issue 8: two turns made a 107 MB file).
+"""Images saved into the notebook are bounded per turn (two turns made a 107 MB file).
 
 Two 4 MB tool-result images under the default 5 MB budget: the first is saved whole, the second
 is downscaled when Pillow is importable and replaced by a note with its type and size when not.

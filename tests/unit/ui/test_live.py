@@ -226,7 +226,9 @@ def test_finish_flushes_and_disables_controls() -> None:
     h.live.update(h.view.apply(parse_message(b.message_start("m"))))
     h.live.update(h.view.apply(parse_message(b.block_start("m", 0, {"type": "text", "text": ""}))))
     h.live.update(h.view.apply(parse_message(b.text_delta("m", 0, "unflushed"))))
-    h.live.update(h.view.finish(parse_message(b.result("unflushed"))))  # type: ignore[arg-type]
+    result = parse_message(b.result("unflushed"))
+    fx.settle(h.view, result)
+    h.live.update(h.view.finish(result))  # type: ignore[arg-type]
     h.live.finish()  # no loop step in between: finish must push the last state itself
     box = h.live.widget_for(h.view.blocks[0].id)
     assert isinstance(box, W.VBox)

@@ -1,4 +1,4 @@
-"""The live view's message rate while a long answer streams (issue 11: rendering).
+"""The live view's message rate while a long answer streams (rendering).
 
 Every widget state update is one comm message to the frontend. At 2,000 deltas a second of
 Markdown prose (paragraphs, code spans, emphasis) the view must send at most 20 of them a

@@ -1,4 +1,4 @@
-"""No output loads anything by itself (issue 8): hostile model markdown in every surface.
+"""No output loads anything by itself: hostile model markdown in every surface.
 
 Each corpus snippet (tests/support/hostile_markdown.py) tries to make an output fetch a URL
 without a click: images inline, by reference, in tables, quotes, lists, link text, thinking and

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from support import wire as fx
 
+from byre_jupyter.protocol import Image
 from byre_jupyter.ui.record import static_outputs, terminal_text
 from byre_jupyter.ui.viewmodel import TurnView
 
@@ -22,7 +23,7 @@ GOLDEN = Path(__file__).parent / "golden"
 
 @pytest.mark.parametrize("name", sorted(fx.SCENARIOS))
 def test_golden(name: str) -> None:
-    attached = (("image/png", fx.PNG),) if name == "plain_text" else ()
+    attached = (Image(fx.PNG, "image/png"),) if name == "plain_text" else ()
     view, _ = fx.run_turn(fx.SCENARIOS[name](), attached=attached)
     outputs = [[data, meta] for data, meta in static_outputs(view)]
     path = GOLDEN / f"{name}.json"
@@ -85,7 +86,7 @@ def test_markdown_with_inline_html_renders_as_text() -> None:
 
 @pytest.mark.parametrize("name", ["read_png", "mcp_image", "plain_text"])
 def test_each_image_is_stored_exactly_once(name: str) -> None:
-    attached = (("image/png", fx.PNG2),) if name == "plain_text" else ()
+    attached = (Image(fx.PNG2, "image/png"),) if name == "plain_text" else ()
     view, _ = fx.run_turn(fx.SCENARIOS[name](), attached=attached)
     outputs = static_outputs(view)
     blob = json.dumps(outputs)

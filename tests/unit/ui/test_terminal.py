@@ -19,6 +19,7 @@ def run(wires: list[fx.Wire]) -> tuple[str, list[str]]:
     for msg in fx.parse_all(wires):
         clock.advance(0.1)
         before = out.tell()
+        fx.settle(view, msg)
         printer.update(view, view.apply(msg))
         writes.append(out.getvalue()[before:])
     return out.getvalue(), writes

@@ -9,7 +9,9 @@ import sys
 
 from support import wire as fx
 
-from byre_jupyter.protocol.messages import parse_message
+from byre_jupyter.protocol import Image
+from byre_jupyter.protocol.messages import TokenUsage, parse_message
+from byre_jupyter.session import TurnResult
 from byre_jupyter.ui.blocks import ImageView, NoticeView, TextView, ThinkingView, ToolCardView
 from byre_jupyter.ui.viewmodel import TurnView
 
@@ -289,16 +291,20 @@ def test_header_tokens_cost_and_duration() -> None:
     assert view.tokens_out == 77 and view.header_version > v
     view.apply(parse_message(b.result("x", session_id="sid-9")))
     assert (view.tokens_in, view.tokens_out) == (1500, 42)
-    assert view.cost_usd == 0.01234 and view.duration_s == 1.585
+    assert view.cost_usd is None and view.duration_s == 1.585  # 0.01234 is a running total
     assert view.session_id == "sid-9" and view.result_uuid is not None
 
 
 def test_the_header_shows_the_turns_own_cost_not_the_conversations_running_total() -> None:
     b = fx.Builder()
     view = TurnView("s", "p", clock=fx.FakeClock())
-    view.turn_cost_usd = 0.002  # the session's figure; the result says 0.01234 (the total)
-    view.apply(parse_message(b.result("x", session_id="sid-9")))
-    assert view.cost_usd == 0.002
+    result = parse_message(b.result("x", session_id="sid-9"))  # total_cost_usd 0.01234
+    view.apply(result)
+    version = view.header_version
+    # The session's own figures for the turn, as it accounted them.
+    view.settle(TurnResult("x", "sid-9", False, cost_usd=0.002, tokens=TokenUsage(7, 2, 1, 5)))
+    assert view.cost_usd == 0.002 and (view.tokens_in, view.tokens_out) == (10, 5)
+    assert view.header_version > version  # the footer shows it without help
 
 
 def test_finish_freezes_everything_and_reports_it() -> None:
@@ -323,7 +329,7 @@ def test_finished_blocks_do_not_change_on_late_deltas() -> None:
 
 
 def test_attached_images_and_unknown_types() -> None:
-    view = TurnView("s", "p", [("image/png", fx.PNG)], clock=fx.FakeClock())
+    view = TurnView("s", "p", [Image(fx.PNG, "image/png")], clock=fx.FakeClock())
     assert [i.data for i in view.images()] == [fx.PNG]
     assert view.images()[0].origin == "attached"
     for raw in (

@@ -1,0 +1,89 @@
+"""What a turn cost and how many tokens it used, computed once, and the sums users see.
+
+The CLI's result line carries ``total_cost_usd``, a *running* total of its conversation, and
+``usage``, this turn's tokens (``docs/protocol.md``). :class:`CostMeter` turns the running total
+into each turn's own cost, once, where the result arrives (the session); the turn's
+:class:`~byre_jupyter.session.TurnResult` carries that cost and the typed tokens to every floor
+above (the view's footer, the conversation tree, ``%claude usage``), which only show it.
+
+A :class:`Ledger` sums the turns of one named conversation. The notebook keeps one per session
+name across the session swaps that re-running a cell makes (each branch is a new session and a
+new CLI process), so every turn paid for is in it, abandoned branches included.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..protocol import ResultMessage, TokenUsage
+
+__all__ = ["CostMeter", "Ledger", "turn_cost"]
+
+
+@dataclass
+class Ledger:
+    """The turns one conversation name has paid for: their number, cost and tokens."""
+
+    turns: int = 0
+    cost_usd: float = 0.0
+    tokens: TokenUsage = field(default_factory=TokenUsage)
+
+    def add(self, cost_usd: float | None, tokens: TokenUsage) -> None:
+        self.turns += 1
+        self.cost_usd += cost_usd or 0.0
+        self.tokens = self.tokens + tokens
+
+
+class CostMeter:
+    """One session's reading of the CLI's running cost total, across its processes."""
+
+    def __init__(self) -> None:
+        #: (total, tokens) at the current process's previous result; None until it gave one.
+        self._this_process: tuple[float, int] | None = None
+        #: The same at the newest result of any process of this session.
+        self._last_seen: tuple[float, int] | None = None
+
+    def new_process(self) -> None:
+        """A new CLI process: its running total starts from what it restores."""
+        self._this_process = None
+
+    def cost(self, result: ResultMessage) -> float | None:
+        """This result's turn's own cost (None if the CLI gave no total)."""
+        if result.total_cost_usd is None:
+            return None
+        cost = turn_cost(result, self._this_process, self._last_seen)
+        self._this_process = self._last_seen = (result.total_cost_usd, _running_tokens(result))
+        return cost
+
+
+def _running_tokens(result: ResultMessage) -> int:
+    """All tokens of the CLI's running per-model totals (``modelUsage``)."""
+    return sum(t.total for t in result.model_usage.values())
+
+
+def turn_cost(
+    result: ResultMessage,
+    this_process: tuple[float, int] | None,
+    last_seen: tuple[float, int] | None = None,
+) -> float:
+    """The turn's own cost from the CLI's ``total_cost_usd``, which is a running total.
+
+    Measured with CLI 2.1.328: the total grows over the turns of one process, and a process that
+    resumes (or forks) a conversation starts from the total the CLI saved for it when an
+    earlier process exited (its ``modelUsage`` token counts are restored with it).
+    ``this_process`` is the (total, tokens) of the current process's previous result: then the
+    difference is exact. For a process's first result: nothing restored (its token totals are
+    this turn's) → the whole total; restored exactly what this session saw last
+    (``last_seen``) → the difference; restored something else (the saved state of another
+    process) → the restored share estimated by tokens.
+    """
+    total = float(result.total_cost_usd or 0.0)
+    if this_process is not None:
+        return max(0.0, total - this_process[0])
+    tokens = _running_tokens(result)
+    restored_tokens = tokens - result.tokens.total
+    if tokens <= 0 or restored_tokens <= 0:
+        return total
+    if last_seen is not None and last_seen[1] == restored_tokens and last_seen[0] <= total:
+        return total - last_seen[0]
+    return total * (1 - restored_tokens / tokens)

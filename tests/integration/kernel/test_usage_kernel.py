@@ -1,0 +1,70 @@
+"""Numbers users can trust, in a real kernel with the real CLI and the scripted API: after a
+re-run branched the conversation, ``%claude usage`` and ``%claude sessions`` count every turn
+paid for (the abandoned branch too), and the footer's input tokens are usage's."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from support.kernel import CellRun, KernelDriver
+
+from byre_jupyter.scripted import Reply, ScriptedAPI, Text
+
+pytestmark = [pytest.mark.kernel, pytest.mark.cli]
+
+#: Every reply costs the same; cache reads and writes make the input-token definitions differ.
+USAGE = {
+    "input_tokens": 1000,
+    "cache_creation_input_tokens": 200,
+    "cache_read_input_tokens": 300,
+    "output_tokens": 100,
+}
+
+
+def run(kernel: KernelDriver, code: str, cell: str | None = None) -> CellRun:
+    result = kernel.run(code, cell_id=cell)
+    assert result.reply is not None and result.reply["status"] == "ok", result.texts()
+    return result
+
+
+def row(table: str, name: str) -> list[str]:
+    """The cells of session ``name``'s row in a Markdown table."""
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells and cells[0] == name:
+            return cells
+    raise AssertionError(f"no row for {name!r} in:\n{table}")
+
+
+def test_usage_counts_every_turn_after_a_branch_and_agrees_with_the_footer(
+    kernel: KernelDriver, api: ScriptedAPI
+) -> None:
+    api.default = Reply(Text("ok"), usage=USAGE)
+    run(kernel, "%%claude -o first\nPROMPT_A", "cell-a")
+    price = float(run(kernel, "print(first.cost_usd)").texts())
+    assert price > 0
+    run(kernel, "%%claude\nPROMPT_B", "cell-b")
+    run(kernel, "%%claude\nPROMPT_C", "cell-c")
+    n = len(api.requests)
+    run(kernel, "%%claude\nPROMPT_B again", "cell-b")  # a re-run: the session forks after A
+    assert "PROMPT_C" not in str(api.wait_for_request("PROMPT_B again", 60, after=n).body)
+
+    history = run(kernel, "%claude history").texts()
+    assert "4 turn(s)" in history, history
+    usage = row(run(kernel, "%claude usage").texts(), "default")
+    turns, cost, tokens_in, tokens_out = usage[1:5]
+    assert int(turns) == 4, usage  # before: 1 turn, the branch's own
+    assert float(cost) == pytest.approx(4 * price, abs=2e-4), (usage, price)
+    assert int(tokens_in) == 4 * 1500 and int(tokens_out) == 4 * 100, usage
+    sessions = row(run(kernel, "%claude sessions").texts(), "default")
+    assert int(sessions[4]) == 4 and float(sessions[5].lstrip("\\$")) == pytest.approx(
+        4 * price, abs=2e-4
+    ), sessions
+
+    # One turn of its own: the footer's input tokens are usage's (fresh + cache writes + reads).
+    solo = run(kernel, "%%claude -s solo\nPROMPT_SOLO", "cell-solo").texts()
+    footer = re.search(r"([\d,]+) in / ([\d,]+) out tokens", solo)
+    assert footer is not None, solo
+    usage = row(run(kernel, "%claude usage").texts(), "solo")
+    assert int(footer.group(1).replace(",", "")) == int(usage[3]) == 1500, (solo, usage)

@@ -1,0 +1,393 @@
+"""The turn controller over MemoryTransport with a host and a surface of the test's own (no
+kernel, no process): Stop, ■ (the cell's task cancelled), a queued cancel, an approval, a
+failure, and the numbers a turn leaves behind (its own cost, the name's ledger across a
+branch). The same turns with the real CLI in a real kernel: tests/integration/kernel/."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.memory_cli import Ask, Exit, FakeCLI, Item, Stall, assistant
+from support.rig import tiny_png
+from support.waiting import apoll
+
+from byre_jupyter.app.conversation import Conversations
+from byre_jupyter.app.failure import CellInterrupted, TurnFailed
+from byre_jupyter.app.inputs import resolve_image
+from byre_jupyter.app.turns import SurfaceControls, TurnController, TurnRequest, run_turn
+from byre_jupyter.protocol import control
+from byre_jupyter.session import Allow, Deny, PermissionRequest, Session, TurnResult
+from byre_jupyter.ui import TurnView, viewmodel
+from byre_jupyter.ui.approval_card import ApprovalCard
+from byre_jupyter.ui.blocks import BlockView
+
+BASH = Ask("can_use_tool", {"tool_name": "Bash", "input": {"command": "ls"}})
+
+
+def result_line(
+    total: float, usage: Mapping[str, int], model_usage: Mapping[str, int]
+) -> dict[str, Any]:
+    """A result as CLI 2.1.328 writes it: ``total_cost_usd`` and ``modelUsage`` are the
+    process's running totals, ``usage`` this turn's own tokens (docs/protocol.md)."""
+    return {
+        "type": "result",
+        "subtype": "success",
+        "is_error": False,
+        "result": "ok",
+        "num_turns": 1,
+        "duration_ms": 1,
+        "total_cost_usd": total,
+        "usage": dict(usage),
+        "modelUsage": {"m": dict(model_usage)},
+    }
+
+
+class FakeSurface:
+    """A cell's surface: counts what it is shown; approval cards are the approver's."""
+
+    def __init__(self, host: FakeHost, view: TurnView, controls: SurfaceControls) -> None:
+        self.host, self.view, self.controls = host, view, controls
+        self.updates = 0
+        self.finished: Mapping[str, Any] | None = None
+        self.asked: list[str] = []
+
+    def set_models(self, models: Sequence[str], value: str | None) -> None:
+        pass
+
+    def update(self, changed: Sequence[BlockView]) -> None:
+        self.updates += 1
+
+    def finish(self, extra: Mapping[str, Any] | None = None) -> None:
+        self.finished = dict(extra or {})
+
+    def restate(self, extra: Mapping[str, Any] | None = None) -> None:
+        pass
+
+    def ask(self, tool_name: str, tool_input: Mapping[str, Any]) -> ApprovalCard | None:
+        self.asked.append(tool_name)
+        return None
+
+    def reject_pending(self, reason: str) -> None:
+        for answer in self.host.approver.open:
+            if not answer.done():
+                answer.set_result(Deny(reason))
+
+    def show_permission_mode(self, mode: str) -> None:
+        pass
+
+
+class FakeApprover:
+    """Asks in the owner's cell, then waits for the test (or the cell's Stop) to answer."""
+
+    def __init__(self) -> None:
+        self.open: list[asyncio.Future[Allow | Deny]] = []
+        self.owners: list[Any] = []
+
+    async def decide(
+        self, session: Session, owner: Any, request: PermissionRequest
+    ) -> Allow | Deny:
+        self.owners.append(owner)
+        owner.card(request.tool_name, request.input)
+        answer: asyncio.Future[Allow | Deny] = asyncio.get_running_loop().create_future()
+        self.open.append(answer)
+        return await answer
+
+
+class Interrupts:
+    def __init__(self) -> None:
+        self.count = 0
+
+    def interrupt(self) -> bool:
+        self.count += 1
+        return False
+
+
+@dataclass
+class Settings:
+    max_saved_images_mb: float = 1.0
+    interrupt_grace: float = 2.0
+    portable: bool = False
+    on_error: str = "raise"
+
+
+class Kernel:
+    """What ``current_cell_id`` reads: the ``cellId`` of the running cell's request."""
+
+    def __init__(self) -> None:
+        self.cell: str | None = None
+
+    def get_parent(self, channel: str = "shell") -> Mapping[str, Any]:
+        return {"metadata": {"cellId": self.cell}} if self.cell else {}
+
+
+@dataclass
+class Shell:
+    kernel: Kernel = field(default_factory=Kernel)
+
+
+class FakeHost:
+    """A TurnHost (and the conversations' Host) over one scripted CLI."""
+
+    def __init__(self, turns: Sequence[Sequence[Item]]) -> None:
+        self.fake = FakeCLI(turns)
+        self.config = Settings()
+        self.approver = FakeApprover()
+        self.python_runner = Interrupts()
+        self.shell = Shell()
+        self.ns: dict[str, Any] = {}
+        self.remembered: list[str | None] = []
+        self.surfaces: list[FakeSurface] = []
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self.conversations = Conversations(self, self._new)
+
+    @property
+    def approvals(self) -> FakeApprover:
+        return self.approver
+
+    def _new(self, name: str, **options: Any) -> Session:
+        return Session(name, transport_factory=self.fake.factory, **options)
+
+    # -- the conversations' host --
+    def session(self, name: str = "default", *, new: bool = False) -> Session:
+        if new:
+            return self.conversations.install(self._new(name), new=True)
+        return self.conversations.get(name)
+
+    def branch(self, name: str, conversation: str | None, at: str | None) -> Session:
+        if conversation is None:
+            session = self._new(name)
+        else:
+            session = Session(name, resume=conversation).fork(
+                at=at, name=name, transport_factory=self.fake.factory
+            )
+        old = self.conversations.peek(name)
+        if old is not None:
+            self.schedule(old.close())
+        return self.conversations.install(session, new=False)
+
+    def rerun_mode(self) -> str:
+        return "branch"
+
+    # -- the turn's host --
+    def schedule(self, coro: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    def remember(self, session: Session, result: TurnResult) -> None:
+        self.remembered.append(result.session_id)
+
+    def namespace(self) -> dict[str, Any]:
+        return self.ns
+
+    def surface(self, view: TurnView, controls: SurfaceControls) -> FakeSurface:
+        surface = FakeSurface(self, view, controls)
+        self.surfaces.append(surface)
+        return surface
+
+    def portable_record(self, session_id: str) -> dict[str, Any]:
+        return {"session_id": session_id}
+
+    def cell_id(self) -> str | None:
+        return "cell-1"
+
+    def secrets(self) -> set[str]:
+        return set()
+
+    def cell(self, prompt: str, cell: str | None = None, **request: Any) -> TurnController:
+        """A cell's controller, placed in the ``default`` tree as a cell run would be."""
+        self.shell.kernel.cell = cell
+        session, node = self.conversations.begin("default", prompt)
+        return TurnController(
+            self, TurnRequest(session=session, prompt=prompt, node=node, **request)
+        )
+
+
+@pytest.fixture
+async def hosts() -> AsyncIterator[list[FakeHost]]:
+    made: list[FakeHost] = []
+    yield made
+    for host in made:
+        await asyncio.wait_for(host.conversations.close_all(), 5)
+        for task in list(host.tasks):
+            await asyncio.wait_for(task, 5)
+
+
+def host_with(hosts: list[FakeHost], *turns: Sequence[Item]) -> FakeHost:
+    host = FakeHost(turns)
+    hosts.append(host)
+    return host
+
+
+def user_lines(fake: FakeCLI) -> list[Any]:
+    return [m["message"]["content"] for m in fake.received if m.get("type") == "user"]
+
+
+async def running(controller: TurnController) -> None:
+    await apoll(
+        lambda: controller.turn is not None and controller.session.active_turn is controller.turn,
+        5,
+        "the cell's turn to run",
+    )
+
+
+async def test_a_turn_shows_its_own_figures_and_lands_in_its_name(hosts: list[FakeHost]) -> None:
+    host = host_with(hosts, [assistant("hello", uuid="u1")])
+    controller = host.cell("hi", out="answer")
+    result = await asyncio.wait_for(controller.run(), 5)
+    assert result is not None and result.text == "hello"
+    view = controller.view
+    assert (view.cost_usd, view.tokens_in, view.tokens_out) == (result.cost_usd, 1, 1)
+    assert view.status == "done" and host.surfaces[0].finished == {}
+    entry = host.conversations.entry("default")
+    assert entry is not None and entry.last_view is view and entry.session is controller.session
+    assert host.ns["answer"] is result and host.remembered == [result.session_id]
+    controller.end_cell()  # a good turn ends its cell ok
+
+
+async def test_stop_ends_only_the_turn_and_the_session_goes_on(hosts: list[FakeHost]) -> None:
+    host = host_with(hosts, [assistant("partial"), Stall()], [assistant("next")])
+    controller = host.cell("long")
+    task = asyncio.ensure_future(controller.run())
+    await running(controller)
+    controller.stop()
+    result = await asyncio.wait_for(task, 5)
+    assert result is not None and result.interrupted and controller.view.status == "interrupted"
+    assert host.python_runner.count == 1  # an in-kernel python run of the turn is stopped too
+    controller.end_cell()  # Stop is not ■: the cell itself ends ok
+    after = await asyncio.wait_for(run_turn(host, TurnRequest(controller.session, "again")), 5)
+    assert after is not None and after.text == "next" and len(host.fake.launches) == 1
+
+
+async def test_the_kernels_stop_button_cancels_the_cell_and_aborts_the_queue(
+    hosts: list[FakeHost],
+) -> None:
+    host = host_with(hosts, [assistant("partial"), Stall()], [assistant("next")])
+    controller = host.cell("long")
+    task = asyncio.ensure_future(controller.run())
+    await running(controller)
+    task.cancel()  # ■: ipykernel cancels the cell's task
+    result = await asyncio.wait_for(task, 5)  # the turn ends gracefully, its output recorded
+    assert result is not None and result.interrupted and host.fake.interrupts == 1
+    assert controller.kernel_interrupted and controller.view.status == "interrupted"
+    with pytest.raises(CellInterrupted):  # then the cell ends interrupted: the queue aborts
+        controller.end_cell()
+    session = controller.session
+    assert not session.busy and host.conversations.peek("default") is session
+    assert (await asyncio.wait_for(session.query("again"), 5)).text == "next"
+
+
+async def test_a_queued_cells_stop_withdraws_it_unsent(hosts: list[FakeHost]) -> None:
+    host = host_with(hosts, [assistant("first"), Stall()], [assistant("third")])
+    first = host.cell("one")
+    running_first = asyncio.ensure_future(first.run())
+    await running(first)
+    second = TurnController(host, TurnRequest(first.session, "two"))
+    queued = asyncio.ensure_future(second.run())
+    await apoll(lambda: second.turn is not None, 5, "the second turn to queue")
+    second.stop()
+    withdrawn = await asyncio.wait_for(queued, 5)
+    assert withdrawn is not None and withdrawn.interrupted and not first.turn.done()  # type: ignore[union-attr]
+    first.stop()
+    await asyncio.wait_for(running_first, 5)
+    third = await asyncio.wait_for(first.session.query("three"), 5)
+    assert third.text == "third"
+    assert user_lines(host.fake) == ["one", "three"]  # "two" never reached the CLI
+
+
+async def test_an_approval_is_asked_in_the_turns_own_cell(hosts: list[FakeHost]) -> None:
+    host = host_with(hosts, [BASH, assistant("ran it")], [BASH, assistant("late"), Stall()])
+    controller = host.cell("list")
+    task = asyncio.ensure_future(controller.run())
+    await apoll(lambda: host.approver.open, 5, "the approval")
+    assert host.approver.owners == [controller] and host.surfaces[0].asked == ["Bash"]
+    host.approver.open[0].set_result(Allow())
+    assert (await asyncio.wait_for(task, 5)).text == "ran it"  # type: ignore[union-attr]
+    assert host.fake.answers[0]["response"]["behavior"] == "allow"
+    # Stop while a card waits: the card's answer itself interrupts, so the CLI cannot call
+    # the model again before the interrupt request lands.
+    stopped = host.cell("again")
+    task = asyncio.ensure_future(stopped.run())
+    await apoll(lambda: len(host.approver.open) == 2, 5, "the second approval")
+    stopped.stop()
+    await asyncio.wait_for(task, 5)
+    answer = host.fake.answers[1]["response"]
+    assert answer["behavior"] == "deny" and answer["interrupt"] is True
+
+
+async def test_a_failed_turn_ends_its_cell_with_an_error(hosts: list[FakeHost]) -> None:
+    host = host_with(hosts, [assistant("half"), Exit(3)], [assistant("recovered")])
+    controller = host.cell("die")
+    result = await asyncio.wait_for(controller.run(), 5)
+    assert result is not None and result.error is not None and controller.failure
+    assert controller.view.status == "error"
+    with pytest.raises(TurnFailed):
+        controller.end_cell()
+    host.config.on_error = "show"
+    controller.end_cell()  # Claude.on_error = "show": the output says it, the cell is ok
+    after = await asyncio.wait_for(host.cell("again").run(), 5)
+    assert after is not None and after.text == "recovered"  # the session restarted
+
+
+async def test_usage_after_a_branch_counts_every_turn_paid_for(hosts: list[FakeHost]) -> None:
+    """Cells A and B, then B again: the re-run forks at A (a new session, a new process), and
+    B's first answer is left behind, paid for. The name's ledger holds all three turns."""
+    usage_a = {"input_tokens": 10, "output_tokens": 5}
+    usage_b = {"input_tokens": 20, "cache_read_input_tokens": 7, "output_tokens": 5}
+    usage_b2 = {"input_tokens": 20, "cache_creation_input_tokens": 3, "output_tokens": 5}
+    host = host_with(
+        hosts,
+        [assistant("a", uuid="ua"), result_line(
+            0.10, usage_a, {"inputTokens": 10, "outputTokens": 5})],
+        # The same process: its running totals include turn A's.
+        [assistant("b", uuid="ub"), result_line(
+            0.30, usage_b, {"inputTokens": 30, "cacheReadInputTokens": 7, "outputTokens": 10})],
+        # The branch's new process, forked after A: its totals start afresh.
+        [assistant("b2", uuid="ub2"), result_line(
+            0.25, usage_b2, {"inputTokens": 20, "cacheCreationInputTokens": 3, "outputTokens": 5})],
+    )  # fmt: skip
+    costs = []
+    for prompt, cell in (("a", "A"), ("b", "B"), ("b again", "B")):
+        result = await asyncio.wait_for(host.cell(prompt, cell).run(), 5)
+        assert result is not None and result.cost_usd is not None
+        costs.append(result.cost_usd)
+    assert costs == pytest.approx([0.10, 0.20, 0.25])
+    assert len(host.fake.launches) == 2 and host.fake.launches[1].fork_session  # a branch
+    entry = host.conversations.entry("default")
+    assert entry is not None and len(entry.tree.turns) == 3
+    assert entry.ledger.turns == 3
+    assert entry.ledger.cost_usd == pytest.approx(sum(n.cost_usd or 0 for n in entry.tree.turns))
+    assert entry.ledger.cost_usd == pytest.approx(0.55)
+    # One definition of input tokens: fresh input + cache writes + cache reads, as the footer.
+    assert entry.ledger.tokens.input == 10 + 27 + 23
+    assert entry.last_view is not None and entry.last_view.tokens_in == 23
+    assert entry.session.ledger is entry.ledger  # the branch's session counts into the name
+
+
+async def test_an_attached_image_is_sniffed_once_where_it_is_made(
+    hosts: list[FakeHost], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sniffed: list[bytes] = []
+
+    def counting(data: bytes) -> str | None:
+        sniffed.append(data)
+        return real(data)
+
+    real = control.sniff_image_type
+    for module in (control, viewmodel):  # every floor the image passes on its way
+        monkeypatch.setattr(module, "sniff_image_type", counting)
+    (tmp_path / "plot.png").write_bytes(tiny_png())
+    image = resolve_image(str(tmp_path / "plot.png"), {})
+    host = host_with(hosts, [assistant("a plot")])
+    controller = host.cell("look", images=[image])
+    assert (await asyncio.wait_for(controller.run(), 5)) is not None
+    assert sniffed == [tiny_png()]  # once, in resolve_image
+    (sent,) = [m for m in host.fake.received if m.get("type") == "user"]
+    block = sent["message"]["content"][0]
+    assert block["type"] == "image" and block["source"]["media_type"] == "image/png"
+    assert [i.media_type for i in controller.view.attached_images] == ["image/png"]
