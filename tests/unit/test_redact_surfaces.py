@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import ipywidgets as W
-from ui import fixtures as fx
+from support import wire as fx
 
 from byre_jupyter.app.portable import pack
 from byre_jupyter.session.transcript import TranscriptWriter
