@@ -42,7 +42,7 @@ class _NoSurface:
 async def replay_render(path: str, duration: float, baseline: bool = False) -> dict[str, Any]:
     """Replay the turn in ``path`` over ``duration`` seconds through the widget surface (or,
     with ``baseline``, into a surface that does nothing)."""
-    from byre_jupyter.app.surfaces import WidgetSurface
+    from byre_jupyter.app.surfaces import SurfaceControls, WidgetSurface
     from byre_jupyter.protocol import parse_message
     from byre_jupyter.ui import TurnView
 
@@ -54,7 +54,10 @@ async def replay_render(path: str, duration: float, baseline: bool = False) -> d
         _NoSurface()
         if baseline
         else WidgetSurface(
-            view, models=["default"], on_stop=lambda: None, on_model=lambda _m: None, loop=loop
+            view,
+            SurfaceControls(
+                models=["default"], on_stop=lambda: None, on_model=lambda _m: None, loop=loop
+            ),
         )
     )
     step = duration / max(1, len(messages) - 1)

@@ -35,8 +35,7 @@ from .config import LAUNCH_TRAITS, Claude, launch_settings
 from .context import guard_hook, notebook_path, system_prompt
 from .conversation import Conversations
 from .credentials import credentials_hook
-from .surfaces import Surface, current_cell_id, frontend_kind, make_surface
-from .turns import SurfaceControls
+from .surfaces import Surface, SurfaceControls, current_cell_id, frontend_kind, make_surface
 
 __all__ = ["ClaudeExtension"]
 
@@ -297,18 +296,7 @@ class ClaudeExtension:
 
     def surface(self, view: TurnView, controls: SurfaceControls) -> Surface:
         """Where a cell's turn shows: widgets, static outputs or the terminal."""
-        return make_surface(
-            self.frontend(),
-            self.config.live,
-            view,
-            models=controls.models,
-            on_stop=controls.on_stop,
-            on_model=controls.on_model,
-            loop=controls.loop,
-            permission_mode=controls.permission_mode,
-            on_permission_mode=controls.on_permission_mode,
-            background=controls.background,
-        )
+        return make_surface(self.frontend(), self.config.live, view, controls)
 
     def cell_id(self) -> str | None:
         """The running cell's id, from its execute_request (read in the cell's own context)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from IPython.display import DisplayHandle, display
@@ -22,7 +23,7 @@ from ..ui.blocks import BlockView
 from ..ui.coalesce import Coalescer
 from ..ui.draft import Draft
 
-__all__ = ["Surface", "current_cell_id", "frontend_kind", "make_surface"]
+__all__ = ["Surface", "SurfaceControls", "current_cell_id", "frontend_kind", "make_surface"]
 
 
 class Surface(Protocol):
@@ -86,30 +87,34 @@ def _restate(view: TurnView, handle: DisplayHandle, extra: Mapping[str, Any] | N
     handle.update(data, metadata=metadata, raw=True)
 
 
+@dataclass(frozen=True)
+class SurfaceControls:
+    """What a cell's surface offers the user and whom it tells (``make_surface``)."""
+
+    models: Sequence[str]
+    on_stop: Callable[[], None]
+    on_model: Callable[[str], None]
+    loop: asyncio.AbstractEventLoop
+    #: None: no permission menu (a surface that cannot change the mode, such as the bench's).
+    permission_mode: str | None = None
+    on_permission_mode: Callable[[str], None] | None = None
+    background: bool = False
+
+
 class WidgetSurface:
     """A LiveView in a display_id slot, replaced by the static bundle at the end."""
 
-    def __init__(
-        self,
-        view: TurnView,
-        *,
-        models: Sequence[str],
-        on_stop: Callable[[], None],
-        on_model: Callable[[str], None],
-        loop: asyncio.AbstractEventLoop,
-        permission_mode: str | None = None,
-        on_permission_mode: Callable[[str], None] | None = None,
-    ) -> None:
+    def __init__(self, view: TurnView, controls: SurfaceControls) -> None:
         self.view = view
-        self.loop = loop
+        self.loop = controls.loop
         self.live = LiveView(
             view,
-            models=models,
-            on_stop=on_stop,
-            on_model=on_model,
-            loop=loop,
-            permission_mode=permission_mode,
-            on_permission_mode=on_permission_mode,
+            models=controls.models,
+            on_stop=controls.on_stop,
+            on_model=controls.on_model,
+            loop=controls.loop,
+            permission_mode=controls.permission_mode,
+            on_permission_mode=controls.on_permission_mode,
         )
         self.pending: list[ApprovalCard] = []
         self.handle = DisplayHandle()
@@ -262,30 +267,10 @@ class TerminalSurface(_NoControls):
         return None  # printed text has no metadata
 
 
-def make_surface(
-    kind: str,
-    live: bool | str,
-    view: TurnView,
-    *,
-    models: Sequence[str],
-    on_stop: Callable[[], None],
-    on_model: Callable[[str], None],
-    loop: asyncio.AbstractEventLoop,
-    permission_mode: str | None = None,
-    on_permission_mode: Callable[[str], None] | None = None,
-    background: bool = False,
-) -> Surface:
+def make_surface(kind: str, live: bool | str, view: TurnView, controls: SurfaceControls) -> Surface:
     if kind == "terminal":
         return TerminalSurface(view)
     widgets = live is True or (live == "auto" and kind == "lab")
     if widgets:
-        return WidgetSurface(
-            view,
-            models=models,
-            on_stop=on_stop,
-            on_model=on_model,
-            loop=loop,
-            permission_mode=permission_mode,
-            on_permission_mode=on_permission_mode,
-        )
-    return StaticSurface(view, loop=loop, draft=not background)
+        return WidgetSurface(view, controls)
+    return StaticSurface(view, loop=controls.loop, draft=not controls.background)

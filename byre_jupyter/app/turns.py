@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Coroutine, Mapping, MutableMapping, Sequence
+from collections.abc import Coroutine, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -37,9 +37,9 @@ from .approvals import TurnOwner
 from .conversation import Conversations, TurnNode
 from .failure import CellInterrupted, TurnFailed, notebook_error_text
 from .portable import PortableError
-from .surfaces import Surface
+from .surfaces import Surface, SurfaceControls
 
-__all__ = ["SurfaceControls", "TurnController", "TurnHost", "TurnRequest", "run_turn"]
+__all__ = ["TurnController", "TurnHost", "TurnRequest", "run_turn"]
 
 log = logging.getLogger(__name__)
 
@@ -65,19 +65,6 @@ class TurnRequest:
 def _model_values(session: Session) -> list[str]:
     values = [str(m.get("value")) for m in session.models if m.get("value")]
     return values or ["default"]
-
-
-@dataclass(frozen=True)
-class SurfaceControls:
-    """What a cell's surface offers the user and whom it tells (``surfaces.make_surface``)."""
-
-    models: Sequence[str]
-    on_stop: Callable[[], None]
-    on_model: Callable[[str], None]
-    loop: asyncio.AbstractEventLoop
-    permission_mode: str
-    on_permission_mode: Callable[[str], None]
-    background: bool
 
 
 class TurnSettings(Protocol):

@@ -19,7 +19,8 @@ from support.waiting import apoll
 from byre_jupyter.app.conversation import Conversations
 from byre_jupyter.app.failure import CellInterrupted, TurnFailed
 from byre_jupyter.app.inputs import resolve_image
-from byre_jupyter.app.turns import SurfaceControls, TurnController, TurnRequest, run_turn
+from byre_jupyter.app.surfaces import SurfaceControls
+from byre_jupyter.app.turns import TurnController, TurnRequest, run_turn
 from byre_jupyter.protocol import control
 from byre_jupyter.session import Allow, Deny, PermissionRequest, Session, TurnResult
 from byre_jupyter.ui import TurnView, viewmodel
