@@ -1,7 +1,7 @@
 """Secrets in the CLI's own tool calls never reach a surface: the view model (and so the live
 view, the Markdown draft, the saved record, the terminal text), transcripts and the portable
 record. A Bash ``cat .env`` and a Read of it, a subagent's Bash, a command carrying a token and a
-secret the kernel knows by value, as the CLI 2.1.328 sends them (tests/unit/ui/fixtures.py)."""
+secret the kernel knows by value, as the CLI 2.1.328 sends them (tests/support/wire.py)."""
 
 from __future__ import annotations
 
