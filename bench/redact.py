@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 from byre_jupyter.redact import redact_text
 
-from .common import REPO, Check, Section
+from .common import REPO, Check, Section, render_markdown
 
 __all__ = ["ADVERSARIAL", "measure"]
 
@@ -125,9 +125,7 @@ def measure(mib: float = 1.0, reps: int = 3) -> Section:
 
 def _update_results(section: Section) -> None:
     """Put this section and its goal rows into bench/RESULTS.md; the rest stays as it is."""
-    from .__main__ import PROFILES, render_markdown
-
-    body = render_markdown([section], PROFILES["full"], {}, section.seconds).splitlines()
+    body = render_markdown([section], "full", {}, section.seconds).splitlines()
     mine = f"| {section.title} |"
     goals = [line for line in body if line.startswith(mine)]
     text = body[body.index(f"## {section.title}") :]

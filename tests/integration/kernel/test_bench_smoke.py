@@ -25,8 +25,13 @@ pytestmark = [
     ),
 ]
 
-from bench.__main__ import NAMES, PROFILES, render_markdown, run  # noqa: E402
-from bench.common import Section, machine_info, real_cli  # noqa: E402
+from bench.__main__ import NAMES, PROFILES, run  # noqa: E402
+from bench.common import (  # noqa: E402
+    Section,
+    machine_info,
+    real_cli,
+    render_markdown,
+)
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +111,7 @@ def test_memory_samples_rss_and_fds(sections: dict[str, Section]) -> None:
 
 def test_report_renders(sections: dict[str, Section], tmp_path: Path) -> None:
     info = machine_info()
-    text = render_markdown(list(sections.values()), PROFILES["smoke"], info, 1.0)
+    text = render_markdown(list(sections.values()), "smoke", info, 1.0)
     for section in sections.values():
         assert f"## {section.title}" in text
     assert "| cores |" in text and "claude-agent-sdk" in text
