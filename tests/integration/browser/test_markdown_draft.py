@@ -28,9 +28,8 @@ from .test_no_remote_loads import Counter, Requests, check_view, open_saved, sho
 
 pytestmark = pytest.mark.cli
 
-# The counting server and the kernel's environment, as the loading test has them.
+# The counting server, as the loading test has it.
 counter = loads.counter
-kernel_env = loads.kernel_env
 
 QUERY = "DRAFTTEST: show me everything"
 
@@ -40,7 +39,7 @@ def _pwned(page: Any) -> object:
 
 
 def test_the_draft_and_the_record_run_no_script_and_load_nothing(
-    lab: LabPage, api: ScriptedAPI, kernel_env: dict[str, str], counter: Counter
+    lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str], counter: Counter
 ) -> None:
     base = counter.base
     assert PWNED == "window.__pwned=1"
@@ -61,7 +60,7 @@ def test_the_draft_and_the_record_run_no_script_and_load_nothing(
     api.on(lambda r: _last_tool(r) == "Bash", Hang(then=Reply(Text(final, chunk=64))))
     requests = Requests(lab.page)
     mark = requests.mark()
-    open_claude_notebook(lab, kernel_env, "%config Claude.live = False", f"%%claude\n{QUERY}")
+    open_claude_notebook(lab, claude_env, "%config Claude.live = False", f"%%claude\n{QUERY}")
     path = lab.path
     assert path is not None
     lab.run_cell(1, timeout=30)
