@@ -397,7 +397,7 @@ def test_python_tool_asks_in_the_cell(
         assert "Approved: Run Python in your kernel: " in md and "(allowed once)" in md, md
     else:
         assert shown == ["False", "None"], shown
-        assert result["is_error"] and "denied" in result["text"].lower(), result
+        assert result["is_error"] and "declined" in result["text"].lower(), result
         assert "Permission denied: Run Python in your kernel" in md, md
 
 
