@@ -31,8 +31,9 @@ def markdown(run: CellRun) -> str:
 
 
 def shown(run: CellRun) -> bool:
-    """The cell's display slot exists (its turn has been handed to the session)."""
-    return any("text/markdown" in o.get("data", {}) for o in run.outputs)
+    """The cell's display slot exists (its turn has been handed to the session): the draft's
+    first part (sanitized HTML and plain text; the record adds text/markdown at the end)."""
+    return any("text/plain" in o.get("data", {}) for o in run.outputs)
 
 
 def bash(command: str) -> ToolUse:
