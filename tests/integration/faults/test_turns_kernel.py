@@ -30,6 +30,13 @@ def markdown(run: CellRun) -> str:
     )
 
 
+def plain(run: CellRun) -> str:
+    """The cell's text as it streams (the draft's parts) and at the end (the record)."""
+    return "\n".join(
+        o["data"]["text/plain"] for o in run.outputs if "text/plain" in o.get("data", {})
+    )
+
+
 def shown(run: CellRun) -> bool:
     """The cell's display slot exists (its turn has been handed to the session): the draft's
     first part (sanitized HTML and plain text; the record adds text/markdown at the end)."""
@@ -119,7 +126,7 @@ def test_interrupt_on_a_stalled_cli_with_default_grace_then_next_cell_answers(
     kernel.run(f"%config Claude.cli_path = {standin_cli!r}")  # interrupt_grace stays 3 s
 
     stalled = kernel.submit("%%claude\nstall now")
-    kernel.wait(lambda: "BEFORE_STALL" in markdown(stalled), timeout=TIMEOUT)
+    kernel.wait(lambda: "BEFORE_STALL" in plain(stalled), timeout=TIMEOUT)
     kernel.interrupt()
     kernel.wait(lambda: stalled.idle and stalled.reply is not None, timeout=30)
     # ■ ends the turn, then the cell as an interrupted cell (queued cells are aborted).
