@@ -10,9 +10,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import ipykernel
 import pytest
 from support.kernel import KernelDriver
 
+from byre_jupyter.app.doctor import IPYKERNEL_LIVE_WIDGETS
 from byre_jupyter.scripted import Reply, ScriptedAPI, Text, ToolUse
 
 # The kernel is told which notebook it runs (the saved file the no-bridge path reads).
@@ -118,6 +120,11 @@ class FakeFrontend:
         self._send("comm_msg", {"comm_id": self.comm_id, "data": reply})
 
 
+@pytest.mark.skipif(
+    tuple(int(p) for p in ipykernel.__version__.split(".")[:2]) < IPYKERNEL_LIVE_WIDGETS,
+    reason="before ipykernel 7.4 a comm message reaches the kernel only after the cell ends, "
+    "so the bridge cannot answer while the %%claude cell awaits (docs/bridge.md)",
+)
 def test_through_the_bridge_the_unsaved_screen_is_read_while_the_cell_awaits(
     kernel: KernelDriver, api: ScriptedAPI
 ) -> None:
