@@ -480,13 +480,27 @@ def _library_values(container: Any) -> bool:
 
 
 def _frame_parts(frame: Any) -> bool:
-    return _library_index(frame.index) and _library_index(frame.columns) and _library_values(frame)
+    # The labels too: pandas hashes them for many reads (memory_usage walks the columns through
+    # its item cache; pandas 2.x builds the hash engine for is_unique), so a user object as a
+    # label would run its __hash__ (and __eq__).
+    return (
+        _library_index(frame.index)
+        and _library_index(frame.columns)
+        and _labels_plain(frame.index)
+        and _labels_plain(frame.columns)
+        and _library_values(frame)
+    )
 
 
 def _series_parts(series: Any) -> bool:
     name = series.name
     plain_name = name is None or _plain_data(name)
-    return plain_name and _library_index(series.index) and _library_values(series)
+    return (
+        plain_name
+        and _library_index(series.index)
+        and _labels_plain(series.index)
+        and _library_values(series)
+    )
 
 
 def _labels_plain(index: Any) -> bool:
