@@ -195,7 +195,8 @@ class FakeHost:
         return {"session_id": session_id}
 
     def cell_id(self) -> str | None:
-        return "cell-1"
+        cell: str | None = self.shell.kernel.cell
+        return cell
 
     def secrets(self) -> set[str]:
         return set()
@@ -357,6 +358,11 @@ async def test_usage_after_a_branch_counts_every_turn_paid_for(hosts: list[FakeH
         result = await asyncio.wait_for(host.cell(prompt, cell).run(), 5)
         assert result is not None and result.cost_usd is not None
         costs.append(result.cost_usd)
+        # As between two cells: the session has settled its turn (a busy session is not moved
+        # to a branch; Python 3.13's loop settles it a step after the cell's await returns).
+        settled = host.conversations.peek("default")
+        assert settled is not None
+        await apoll(lambda s=settled: not s.busy, 5, "the session settles its turn")
     assert costs == pytest.approx([0.10, 0.20, 0.25])
     assert len(host.fake.launches) == 2 and host.fake.launches[1].fork_session  # a branch
     entry = host.conversations.entry("default")
