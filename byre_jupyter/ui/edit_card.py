@@ -26,7 +26,7 @@ from byre_jupyter.tools.notebook_edit import (
     parse_edits,
 )
 
-__all__ = ["input_diff", "review_text"]
+__all__ = ["input_diff", "input_summary", "review_text"]
 
 
 def _count(n: int, word: str) -> str:
@@ -85,6 +85,22 @@ def review_text(tool_input: Mapping[str, Any]) -> tuple[str, str] | None:
     heading = f"Edit the notebook: {_count(len(changes), 'cell')} ({', '.join(counts)})"
     body = "\n\n".join(f"{_label(c)}\n{change_diff(c)}" for c in changes)
     return heading, body
+
+
+def input_summary(tool_input: Mapping[str, Any]) -> str | None:
+    """One line for the tool's card: what each edit does to which cell."""
+    edits = parse_edits(tool_input)
+    if isinstance(edits, str):
+        return None
+    words = []
+    for edit in edits:
+        if isinstance(edit, Insert):
+            words.append(f"insert {edit.id or 'a cell'}")
+        elif isinstance(edit, Delete):
+            words.append(f"delete {edit.cell}")
+        else:
+            words.append(f"change {edit.cell}")
+    return f"{_count(len(edits), 'edit')}: " + ", ".join(words)
 
 
 def input_diff(tool_input: Mapping[str, Any]) -> str | None:

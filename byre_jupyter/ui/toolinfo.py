@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from byre_jupyter.protocol import sniff_image_type
 from byre_jupyter.session.permissions import Allowance, Scope
-from byre_jupyter.ui.edit_card import input_diff
+from byre_jupyter.ui.edit_card import input_diff, input_summary
 from byre_jupyter.ui.reveal import reveal
 
 __all__ = [
@@ -198,6 +198,10 @@ def summarize_tool_input(name: str, tool_input: Mapping[str, Any]) -> str:
 
 
 def _summary(name: str, tool_input: Mapping[str, Any]) -> str:
+    if tool_info(name).diff == "notebook":
+        summary = input_summary(tool_input)
+        if summary is not None:
+            return _shorten(summary)
     for key in tool_info(name).summary_keys:
         value = tool_input.get(key)
         if isinstance(value, str) and value.strip():

@@ -103,3 +103,17 @@ def test_the_saved_record_keeps_the_proposed_diff_inert() -> None:
     assert "```diff" in markdown and "-x = 1" in markdown
     rendered = mistune.create_markdown(escape=False)(markdown)
     assert isinstance(rendered, str) and loaders(rendered) == []
+
+
+def test_the_tool_card_says_in_one_line_what_each_edit_does() -> None:
+    from byre_jupyter.ui.toolinfo import summarize_tool_input
+
+    edits = {
+        "edits": [
+            {"insert": {"after": None, "cell_type": "code", "source": "x", "id": "n1"}},
+            {"replace": {"cell": "a", "old": "x", "new": "y"}},
+            {"delete": {"cell": "b"}},
+        ]
+    }
+    assert summarize_tool_input(TOOL, edits) == "3 edits: insert n1, change a, delete b"
+    assert summarize_tool_input(TOOL, {"edits": "nope"}).startswith('{"edits"')
