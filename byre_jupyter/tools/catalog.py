@@ -284,10 +284,17 @@ def kernel_tools(
             else "no notebook frontend is connected (a headless run: nbclient, papermill, --bg, "
             "or a frontend without byre_jupyter's extension)"
         )
+        # In VS Code the user can still take the code: a fenced block has a Copy button.
+        take = (
+            " Show the new code of each cell in a fenced code block in your answer, so the "
+            "user can copy it (each block has a Copy button)."
+            if vscode
+            else ""
+        )
         return ToolResult.text(
             f"Not applied: {where}, so nothing in the notebook changed and the saved file was "
             "not touched. The proposed edits are recorded in the cell's output for the user, "
-            f"as these diffs:\n\n{diffs}",
+            f"as these diffs:{take}\n\n{diffs}",
             is_error=True,
         )
 

@@ -362,4 +362,5 @@ async def test_vs_code_gets_a_single_insert_as_the_next_input(
     replace = {"replace": {"cell": "a", "old": "x = 1", "new": "x = 2"}}
     result = await call(tool, replace)
     assert result.is_error and "VS Code" in text_of(result) and "+x = 2" in text_of(result)
+    assert "Copy button" in text_of(result)
     assert handed == ["plot(x)"] and Path(path).read_bytes() == before
