@@ -226,7 +226,10 @@ def kernel_tools(
         resolved, changes = planned
         known = known_secrets_of(shell)
         if not read.live or bridge is None:
-            return redact_result(await _without_bridge(resolved, changes, asking, known), known)
+            # A bridge that is there but did not answer: its notes say why.
+            silent = read.notes if bridge is not None and bridge.connected else ()
+            unapplied = await _without_bridge(resolved, changes, asking, known, silent)
+            return redact_result(unapplied, known)
         decision = await decide(EditApproval(_review(changes, known)), edit_policy, approve)
         if isinstance(decision, Deny):
             return ToolResult.text(
@@ -259,6 +262,7 @@ def kernel_tools(
         changes: tuple[CellChange, ...],
         asking: str | None,
         known: set[str],
+        silent: tuple[str, ...],
     ) -> ToolResult:
         """No live model to edit: never the open file. VS Code takes one new cell below the
         asking cell as the kernel's ``set_next_input`` payload; anything else is proposed."""
@@ -283,6 +287,8 @@ def kernel_tools(
             if vscode
             else "no notebook frontend is connected (a headless run: nbclient, papermill, --bg, "
             "or a frontend without byre_jupyter's extension)"
+            if not silent
+            else " ".join(silent)
         )
         # In VS Code the user can still take the code: a fenced block has a Copy button.
         take = (

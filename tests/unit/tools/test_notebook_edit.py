@@ -364,3 +364,26 @@ async def test_vs_code_gets_a_single_insert_as_the_next_input(
     assert result.is_error and "VS Code" in text_of(result) and "+x = 2" in text_of(result)
     assert "Copy button" in text_of(result)
     assert handed == ["plot(x)"] and Path(path).read_bytes() == before
+
+
+async def test_a_bridge_that_does_not_answer_the_read_applies_nothing_and_says_why(
+    shell: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = notebook_file(tmp_path, CELLS)
+    bridge, comm = Bridge(), FakeComm()
+    hello = {"type": "hello", "protocol": PROTOCOL, "version": "0", "frontend": "lab", "path": "p"}
+    bridge.opened(comm, {"content": {"data": hello}})
+    send = comm.send
+
+    def fail(data: dict[str, Any]) -> None:
+        send(data)
+        answer = {"type": "reply", "id": data["id"], "ok": False, "error": "no model"}
+        asyncio.get_running_loop().call_soon(comm.deliver, answer)
+
+    comm.send = fail  # type: ignore[method-assign]
+    monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: bridge)
+    result = await call(edit_tool(shell, approve=lambda r: True, path=path), INSERT)
+    text = text_of(result)
+    assert result.is_error and "Not applied" in text and "did not answer" in text, text
+    assert "no model" in text and "+plot(x)" in text
+    assert [m["method"] for m in comm.sent] == ["read"]  # no edit was sent
