@@ -33,7 +33,7 @@ from ..session import (
     PermissionRequest,
     Session,
 )
-from ..tools import PythonApproval, PythonRunner, ToolApproval, kernel_tools
+from ..tools import EditApproval, PythonApproval, PythonRunner, ToolApproval, kernel_tools
 from ..ui.approval_card import ApprovalCard, describe_request
 from ..ui.toolinfo import allowance_text
 from .config import Claude
@@ -56,6 +56,14 @@ READ_HEADLESS = (
     "click here (a headless run). The user can allow it with "
     "`%config Claude.read_tools = 'allow'`."
 )
+
+EDIT_HEADLESS = (
+    "byre_jupyter: editing the notebook's cells needs the user's review, and nobody can click "
+    "here (a turn no cell owns). Nothing was changed. The user can let edits apply without "
+    "asking with `%config Claude.permission_mode = 'acceptEdits'`."
+)
+#: The permission modes under which an edit_notebook batch applies without a review card.
+EDITS_WITHOUT_ASKING = ("acceptEdits", "bypassPermissions")
 
 
 @runtime_checkable
@@ -167,9 +175,28 @@ class Approvals:
                 runner=self.runner,
                 notebook_path=notebook,
                 asking_cell=lambda: self._turn_cell(name),
+                edit_policy=lambda: self._edit_policy(name),
+                provenance=lambda: self._provenance(name),
             )
         )
         return server
+
+    def _edit_policy(self, name: str) -> str:
+        """edit_notebook follows the session's permission mode, as the CLI's Edit does."""
+        session = self.sessions.peek(name)
+        mode = session.permission_mode if session is not None else None
+        return "allow" if mode in EDITS_WITHOUT_ASKING else "ask"
+
+    def _provenance(self, name: str) -> dict[str, Any]:
+        """Which turn of which conversation makes an edit (docs/bridge.md, "Provenance")."""
+        session = self.sessions.peek(name)
+        turn = session.active_turn if session is not None else None
+        owner = turn.owner if turn is not None else None
+        number = getattr(owner, "turn_number", None)
+        return {
+            "conversation": (session.session_id if session is not None else None) or "",
+            "turn": number if type(number) is int else None,
+        }
 
     def _turn_cell(self, name: str) -> str | None:
         """The cell of the turn session ``name`` runs (the notebook tool marks it)."""
@@ -185,6 +212,8 @@ class Approvals:
         headless = (
             PYTHON_HEADLESS
             if type(request) is PythonApproval
+            else EDIT_HEADLESS
+            if type(request) is EditApproval
             else READ_HEADLESS.format(tool=request.tool)
         )
         session = self.sessions.peek(name)

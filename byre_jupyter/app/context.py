@@ -37,16 +37,17 @@ interpreter that has none of the user's state.
 outputs and errors, which cell is asking you and which were edited since they ran) use \
 mcp__byre__notebook, not Read on the .ipynb file: the file is JSON that may lag behind the \
 screen.
-- Code meant for the user goes in fenced code blocks in your answer, so they can copy it into \
-a cell.
-- Do not write to the open notebook file with Write, Edit or NotebookEdit: it is open in the \
-user's editor and unsaved changes there would conflict. Show the code instead, or run it with \
-mcp__byre__python."""
+- To change cells (insert, edit or delete them) use mcp__byre__edit_notebook with the cell ids \
+mcp__byre__notebook shows; the user reviews each batch. Short code meant only to be read can \
+go in fenced code blocks in your answer.
+- Never use Read, Write, Edit or NotebookEdit on the open .ipynb file: it is open in the \
+user's editor and unsaved changes there would conflict. Use the notebook tools instead, or run \
+code with mcp__byre__python."""
 
 DENY_REASON = (
     "byre_jupyter: {path} is the notebook open in the user's editor; writing it would conflict "
-    "with their unsaved changes. Show the code in a fenced block for the user to paste into a "
-    "cell, or run it in the kernel with mcp__byre__python."
+    "with their unsaved changes. Change its cells with mcp__byre__edit_notebook (the user "
+    "reviews the edit), or run the code in the kernel with mcp__byre__python."
 )
 
 

@@ -149,6 +149,8 @@ class TurnController:
         #: This cell's id, read here in the cell's own context: the kernel's shell parent is a
         #: context variable, and Claude's tools run in the CLI reader's context, not the cell's.
         self.cell_id = ext.cell_id()
+        #: This turn's number in its session (edit_notebook's provenance), when it has one.
+        self.turn_number: int | None = request.node.number if request.node is not None else None
         self.stopped = False
         #: ■ (the kernel interrupted the cell), as opposed to the Stop button.
         self.kernel_interrupted = False

@@ -9,6 +9,7 @@ from .bounded import ToolLimits
 from .catalog import kernel_tools, run_result
 from .policy import (
     ApproveFn,
+    EditApproval,
     Policy,
     PythonApproval,
     ReadApproval,
@@ -18,6 +19,7 @@ from .runner import PythonRun, PythonRunCancelled, PythonRunner, RunStatus
 
 __all__ = [
     "ApproveFn",
+    "EditApproval",
     "Policy",
     "PythonApproval",
     "PythonRun",

@@ -1,5 +1,6 @@
 """The ``byre`` MCP tools that act on the user's live kernel: python, variables, inspect, history,
-and notebook (the cells on screen through the frontend bridge, ``notebook``: docs/bridge.md).
+notebook (the cells on screen through the frontend bridge, ``notebook``: docs/bridge.md) and
+edit_notebook (edits of those cells the user reviews, ``notebook_edit``).
 
 The model sees them as ``mcp__byre__python`` etc. They run as tasks on the kernel's event loop
 (the control channel answers ``mcp_message`` there; docs/protocol.md, section 6). Only ``python``
@@ -40,8 +41,20 @@ from .notebook import (
     render_notebook,
     select,
 )
-from .notebook_bridge import bridge_of
-from .policy import ApproveFn, PythonApproval, ReadApproval, decide
+from .notebook_bridge import Bridge, BridgeError, bridge_of
+from .notebook_edit import (
+    EDIT_NOTEBOOK_DESCRIPTION,
+    EDIT_NOTEBOOK_SCHEMA,
+    CellChange,
+    Edit,
+    Insert,
+    change_diff,
+    edit_ops,
+    parse_edits,
+    plan_edits,
+    review_input,
+)
+from .policy import ApproveFn, EditApproval, PythonApproval, ReadApproval, decide
 from .runner import PythonRun, PythonRunCancelled, PythonRunner
 
 __all__ = ["kernel_tools", "known_secrets_of", "redact_result", "redact_run", "run_result"]
@@ -100,14 +113,18 @@ def kernel_tools(
     runner: PythonRunner | None = None,
     notebook_path: Callable[[], str | None] = lambda: None,
     asking_cell: Callable[[], str | None] = lambda: None,
+    edit_policy: Callable[[], str] = lambda: "ask",
+    provenance: Callable[[], Mapping[str, Any]] = dict,
 ) -> list[McpTool]:
-    """The five kernel tools for ``shell`` (an ``InteractiveShell``), ready for ``McpServer``.
+    """The six kernel tools for ``shell`` (an ``InteractiveShell``), ready for ``McpServer``.
 
     ``policy`` (``Claude.python_tool``) gates ``python``, ``read_policy`` (``Claude.read_tools``)
     the four read tools; under ``"ask"`` both go to the one ``approve``r.
 
     ``notebook`` reads the cells from the frontend bridge of ``shell``'s kernel, or else from
     the saved file ``notebook_path()`` names; ``asking_cell()`` is the running cell's id.
+    ``edit_notebook`` follows ``edit_policy`` (from the session's permission mode) and marks
+    the cells it touches with ``provenance()`` (``{"conversation", "turn"}``).
 
     ``runner`` lets the caller keep the :class:`PythonRunner` (to call ``interrupt()`` from a Stop
     button or the kernel's interrupt); by default one is made here with ``limits``.
@@ -194,6 +211,99 @@ def kernel_tools(
             limits=limits,
         )
 
+    async def edit_notebook(args: Mapping[str, Any]) -> ToolResult:
+        edits = parse_edits(args)
+        if isinstance(edits, str):
+            return ToolResult.text(edits, is_error=True)
+        asking = asking_cell()  # before the await, as for the read tool
+        bridge = bridge_of(shell)
+        read = await read_notebook(bridge, notebook_path(), images=False)
+        if isinstance(read, str):
+            return ToolResult.text(read, is_error=True)
+        planned = plan_edits(edits, read.cells, asking)
+        if isinstance(planned, str):
+            return ToolResult.text(planned, is_error=True)
+        resolved, changes = planned
+        known = known_secrets_of(shell)
+        if not read.live or bridge is None:
+            # A bridge that is there but did not answer: its notes say why.
+            silent = read.notes if bridge is not None and bridge.connected else ()
+            unapplied = await _without_bridge(resolved, changes, asking, known, silent)
+            return redact_result(unapplied, known)
+        decision = await decide(EditApproval(_review(changes, known)), edit_policy, approve)
+        if isinstance(decision, Deny):
+            return ToolResult.text(
+                decision.message or "The edits were not approved.", is_error=True
+            )
+        return redact_result(await _apply(bridge, resolved, changes), known)
+
+    async def _apply(
+        bridge: Bridge, resolved: tuple[Edit, ...], changes: tuple[CellChange, ...]
+    ) -> ToolResult:
+        try:
+            reply = await bridge.request(
+                "edit", {"edits": edit_ops(resolved), "provenance": dict(provenance())}
+            )
+        except BridgeError as e:
+            return ToolResult.text(
+                f"Not applied: {e}. Nothing in the notebook changed.", is_error=True
+            )
+        refused = reply.get("refused")
+        if isinstance(refused, str):
+            return ToolResult.text(
+                f"Not applied: {refused[:2000]}. Nothing of this batch changed in the notebook; "
+                "read the cells again (mcp__byre__notebook) and send the batch anew.",
+                is_error=True,
+            )
+        return ToolResult.text(_applied_text(changes))
+
+    async def _without_bridge(
+        resolved: tuple[Edit, ...],
+        changes: tuple[CellChange, ...],
+        asking: str | None,
+        known: set[str],
+        silent: tuple[str, ...],
+    ) -> ToolResult:
+        """No live model to edit: never the open file. VS Code takes one new cell below the
+        asking cell as the kernel's ``set_next_input`` payload; anything else is proposed."""
+        diffs = "\n\n".join(change_diff(change) for change in changes)
+        vscode = "__vsc_ipynb_file__" in shell.user_ns
+        (first, *rest) = resolved
+        if vscode and not rest and isinstance(first, Insert) and first.after == asking:
+            decision = await decide(EditApproval(_review(changes, known)), edit_policy, approve)
+            if isinstance(decision, Deny):
+                return ToolResult.text(
+                    decision.message or "The edit was not approved.", is_error=True
+                )
+            shell.set_next_input(first.source, replace=False)
+            return ToolResult.text(
+                "VS Code has no byre_jupyter bridge: the new cell was handed to VS Code (the "
+                "kernel's set_next_input), which puts it below the %%claude cell when this cell "
+                "ends, with an id of its own."
+            )
+        where = (
+            "VS Code has no byre_jupyter bridge and takes only a single new cell below the "
+            "%%claude cell"
+            if vscode
+            else "no notebook frontend is connected (a headless run: nbclient, papermill, --bg, "
+            "or a frontend without byre_jupyter's extension)"
+            if not silent
+            else " ".join(silent)
+        )
+        # In VS Code the user can still take the code: a fenced block has a Copy button.
+        take = (
+            " Show the new code of each cell in a fenced code block in your answer, so the "
+            "user can copy it (each block has a Copy button)."
+            if vscode
+            else ""
+        )
+        return ToolResult.text(
+            f"Not applied: {where}, so nothing in the notebook changed and the saved file was "
+            "not touched. The proposed edits are recorded in the cell's output for the user, "
+            f"as these diffs:{take}\n\n{diffs}",
+            is_error=True,
+        )
+
     return [
         McpTool(
             "python",
@@ -262,7 +372,43 @@ def kernel_tools(
             read_tool("notebook", notebook),
             _READ_ONLY,
         ),
+        McpTool(
+            "edit_notebook",
+            EDIT_NOTEBOOK_DESCRIPTION,
+            EDIT_NOTEBOOK_SCHEMA,
+            edit_notebook,
+            {"readOnlyHint": False, "destructiveHint": True, "openWorldHint": False},
+        ),
     ]
+
+
+def _error(text: str) -> ToolResult:
+    return ToolResult.text(text, is_error=True)
+
+
+def _review(changes: tuple[CellChange, ...], known: Iterable[str]) -> dict[str, Any]:
+    """The card's input: the cells' texts redacted like every tool's text, shown to the user
+    and saved with the notebook (docs/security.md)."""
+    review = review_input(changes)
+    for cell in review["cells"]:
+        cell["before"] = redact_text(cell["before"], known)
+        cell["after"] = redact_text(cell["after"], known)
+    return review
+
+
+def _applied_text(changes: tuple[CellChange, ...]) -> str:
+    done = []
+    for change in changes:
+        if change.action == "insert":
+            below = f"below cell {change.below}" if change.below else "at the top"
+            done.append(f"inserted {change.cell_type} cell {change.cell} {below}")
+        elif change.action == "replace":
+            done.append(f"changed cell {change.cell}")
+        else:
+            done.append(f"deleted cell {change.cell}")
+    new = [change.cell for change in changes if change.action == "insert"]
+    ids = f" New cell ids: {', '.join(new)}." if new else ""
+    return "Applied to the notebook on screen (the user saves it): " + "; ".join(done) + "." + ids
 
 
 def _report(on_python_run: Callable[[PythonRun], None] | None, run: PythonRun) -> None:

@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 
 TARGET = "byre.bridge"
 #: The message shapes' version (labextension/src/protocol.ts says the same).
-PROTOCOL = 1
+PROTOCOL = 2
 #: How long a request waits for the frontend. A read of the model is milliseconds; a page
 #: that went away never answers.
 REQUEST_TIMEOUT = 10.0

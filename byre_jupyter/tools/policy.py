@@ -4,8 +4,9 @@ Two policies gate the tools: ``Claude.python_tool`` for ``python`` and ``Claude.
 ``variables``, ``inspect`` and ``history`` (each ``"allow"``, ``"ask"`` or ``"deny"``). A policy is
 read at every call, so ``%config`` takes effect for the next tool call. Under ``"ask"`` an
 approver (the notebook UI) decides each call; without one the call is denied, never silently
-allowed. Every answer is the session's one decision type, an ``Allow`` or a ``Deny``
-(``session/permissions.py``).
+allowed. ``edit_notebook`` follows the session's permission mode instead (``acceptEdits`` and
+``bypassPermissions`` apply a batch without asking; docs/bridge.md). Every answer is the
+session's one decision type, an ``Allow`` or a ``Deny`` (``session/permissions.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ..session.permissions import Allow, Decision, Deny
 
 __all__ = [
     "ApproveFn",
+    "EditApproval",
     "Policy",
     "PythonApproval",
     "ReadApproval",
@@ -55,7 +57,19 @@ class ReadApproval:
     input: Mapping[str, Any] = field(default_factory=dict)
 
 
-ToolApproval = Union[PythonApproval, ReadApproval]  # noqa: UP007
+@dataclass(frozen=True)
+class EditApproval:
+    """What the approver is asked about: one ``edit_notebook`` batch, each touched cell's
+    source before and after (``tools/notebook_edit.py``, ``review_input``)."""
+
+    input: Mapping[str, Any]
+
+    @property
+    def tool(self) -> str:
+        return "edit_notebook"
+
+
+ToolApproval = Union[PythonApproval, ReadApproval, EditApproval]  # noqa: UP007
 
 
 @dataclass(frozen=True)
@@ -69,9 +83,12 @@ class _Gate:
 
 _PYTHON = _Gate("python_tool", "The python tool", "Running Python")
 _READ = _Gate("read_tools", "The read tools (variables, inspect, history)", "Reading the kernel")
+_EDIT = _Gate("permission_mode", "Editing the notebook", "Editing the notebook's cells")
 
 
 def _gate(request: ToolApproval) -> _Gate:
+    if type(request) is EditApproval:
+        return _EDIT
     return _PYTHON if type(request) is PythonApproval else _READ
 
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from byre_jupyter.session.permissions import Allow, Allowance, Decision, Deny
+from byre_jupyter.ui.edit_card import review_text
 from byre_jupyter.ui.markdown import escape_text
 from byre_jupyter.ui.reveal import count_hidden, count_lookalikes, reveal, reveal_html
 from byre_jupyter.ui.toolinfo import (
@@ -273,6 +274,16 @@ def _multi_edit(name: str, tool_input: Mapping[str, Any]) -> ToolRequest:
 def _notebook_edit(name: str, tool_input: Mapping[str, Any]) -> ToolRequest:
     heading = _heading("Edit notebook", _text(tool_input, "notebook_path"))
     return _string_body(name, tool_input, heading, "new_source", "code", ("notebook_path",))
+
+
+@_describes("notebook_edits")
+def _notebook_edits(name: str, tool_input: Mapping[str, Any]) -> ToolRequest:
+    """One review card per edit_notebook batch: every touched cell's diff, whole."""
+    review = review_text(tool_input)
+    if review is None:
+        return _generic(name, tool_input, "Edit the notebook")
+    heading, body = review
+    return ToolRequest(name, heading, kind="diff", body=body)
 
 
 @_describes("agent")

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from byre_jupyter.protocol import sniff_image_type
 from byre_jupyter.session.permissions import Allowance, Scope
+from byre_jupyter.ui.edit_card import input_diff, input_summary
 from byre_jupyter.ui.reveal import reveal
 
 __all__ = [
@@ -43,7 +44,16 @@ _SUMMARY_MAX = 120
 
 #: How an approval card lays out a call (``ui/approval_card.py`` has one describer per kind).
 ApprovalKind = Literal[
-    "bash", "python", "write", "edit", "multi_edit", "notebook_edit", "agent", "titled", "generic"
+    "bash",
+    "python",
+    "write",
+    "edit",
+    "multi_edit",
+    "notebook_edit",
+    "notebook_edits",
+    "agent",
+    "titled",
+    "generic",
 ]
 
 
@@ -56,8 +66,9 @@ class ToolInfo:
     #: The input key a card shows as the call's body, and the words before it (``"$ "``).
     body_key: str | None = None
     body_prefix: str = ""
-    #: ``edit`` or ``multi_edit``: the card shows a diff of the strings it replaces.
-    diff: Literal["edit", "multi_edit"] | None = None
+    #: ``edit`` or ``multi_edit``: the card shows a diff of the strings it replaces;
+    #: ``notebook``: of the cells an edit_notebook batch proposes (ui/edit_card.py).
+    diff: Literal["edit", "multi_edit", "notebook"] | None = None
     #: How the approval card describes a call; for ``titled``, its action words, the input key
     #: named after them and the words after that.
     approval: ApprovalKind = "generic"
@@ -138,6 +149,8 @@ TOOLS: dict[str, ToolInfo] = {
     "mcp__byre__history": _read_only(
         "Read your recent cells", summary_keys=("code",), body_key="code"
     ),
+    # One review card per batch; "Always allow" lets the session's later batches apply.
+    "mcp__byre__edit_notebook": ToolInfo(diff="notebook", approval="notebook_edits", allow="tool"),
 }
 """Every tool the UI knows by name; :func:`tool_info` falls back to a generic entry."""
 
@@ -185,6 +198,10 @@ def summarize_tool_input(name: str, tool_input: Mapping[str, Any]) -> str:
 
 
 def _summary(name: str, tool_input: Mapping[str, Any]) -> str:
+    if tool_info(name).diff == "notebook":
+        summary = input_summary(tool_input)
+        if summary is not None:
+            return _shorten(summary)
     for key in tool_info(name).summary_keys:
         value = tool_input.get(key)
         if isinstance(value, str) and value.strip():
@@ -342,6 +359,8 @@ def tool_diff(name: str, tool_input: Mapping[str, Any], *, context: int | None =
         old, new = tool_input.get("old_string"), tool_input.get("new_string")
         if isinstance(old, str) and isinstance(new, str):
             return _unified(path, old, new, context)
+    if kind == "notebook":
+        return input_diff(tool_input)
     if kind == "multi_edit":
         edits = tool_input.get("edits")
         if isinstance(edits, list):

@@ -1,13 +1,14 @@
 /**
  * byre_jupyter's frontend bridge: a JupyterLab 4 / Notebook 7 plugin that opens the
  * `byre.bridge` comm for every notebook whose kernel is ready (again after a restart) and
- * answers the kernel's requests from the notebook model on screen, unsaved edits included
- * (docs/bridge.md).
+ * answers the kernel's requests from the notebook model on screen, unsaved edits included,
+ * and applies the cell edits the user approved to that model (docs/bridge.md).
  */
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel } from '@jupyterlab/services';
 
+import { EditableNotebook, applyEdits, parseEdit } from './edit';
 import {
   JsonObject,
   NotebookView,
@@ -34,8 +35,45 @@ function viewOf(panel: NotebookPanel): NotebookView {
   };
 }
 
+/** The notebook model on screen, edited as a user's typing and Lab's own cell commands edit it
+ * (so undo, the dirty marker, autosave and collaboration see a human's edit). */
+function editableOf(panel: NotebookPanel): EditableNotebook {
+  const shared = () => {
+    const model = panel.content.model;
+    if (!model) {
+      throw new Error('the notebook has no model');
+    }
+    return model.sharedModel;
+  };
+  const cell = (id: string) => {
+    const found = shared().cells.find(c => c.id === id);
+    if (!found) {
+      throw new Error(`no cell ${id}`);
+    }
+    return found;
+  };
+  return {
+    ids: () => shared().cells.map(c => c.id),
+    source: id => cell(id).getSource(),
+    insert: (index, json) => {
+      shared().insertCell(index, json as never);
+    },
+    splice: (id, start, end, text, provenance) => {
+      const target = cell(id);
+      target.transact(() => {
+        target.updateSource(start, end, text);
+        target.setMetadata('byre', provenance);
+      });
+    },
+    remove: id => {
+      shared().deleteCell(shared().cells.findIndex(c => c.id === id));
+    }
+  };
+}
+
 function serve(panel: NotebookPanel, frontend: string): void {
   const view = viewOf(panel);
+  const editable = editableOf(panel);
   const context = panel.sessionContext;
   const registered = new WeakSet<Kernel.IKernelConnection>();
   let comm: Kernel.IComm | null = null;
@@ -46,9 +84,12 @@ function serve(panel: NotebookPanel, frontend: string): void {
     }
     comm = opened;
     opened.onMsg = msg => {
-      const request = parseRequest(msg.content.data);
-      if (request && !opened.isDisposed) {
-        opened.send(answer(request, view) as unknown as JsonObject);
+      const data = msg.content.data;
+      const request = parseRequest(data);
+      const edit = request ? null : parseEdit(data);
+      const reply = request ? answer(request, view) : edit ? applyEdits(edit, editable) : null;
+      if (reply && !opened.isDisposed) {
+        opened.send(reply as unknown as JsonObject);
       }
     };
     opened.onClose = () => {
@@ -93,7 +134,7 @@ function serve(panel: NotebookPanel, frontend: string): void {
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'byre-jupyter-bridge:plugin',
-  description: 'Lets byre_jupyter read the notebook on screen over a comm.',
+  description: 'Lets byre_jupyter read and edit the notebook on screen over a comm.',
   autoStart: true,
   requires: [INotebookTracker],
   activate: (app: JupyterFrontEnd, tracker: INotebookTracker) => {

@@ -11,7 +11,7 @@ export const TARGET = 'byre.bridge';
 /** This extension's version (package.json's; a unit test holds them equal). */
 export const VERSION = '0.1.0';
 /** Bumped when a message changes shape; the kernel refuses a bridge it does not speak. */
-export const PROTOCOL = 1;
+export const PROTOCOL = 2;
 /** Longest text kept of one output field: the kernel bounds again, this only keeps the comm
  * message small when a cell printed megabytes. */
 export const MAX_TEXT = 65536;

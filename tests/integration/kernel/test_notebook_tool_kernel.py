@@ -16,6 +16,7 @@ from support.kernel import KernelDriver
 
 from byre_jupyter.app.doctor import IPYKERNEL_LIVE_WIDGETS
 from byre_jupyter.scripted import Reply, ScriptedAPI, Text, ToolUse
+from byre_jupyter.tools.notebook_bridge import PROTOCOL
 
 # The kernel is told which notebook it runs (the saved file the no-bridge path reads).
 pytestmark = [
@@ -104,7 +105,7 @@ class FakeFrontend:
     def open(self) -> None:
         hello = {
             "type": "hello",
-            "protocol": 1,
+            "protocol": PROTOCOL,
             "version": "0.1.0",
             "frontend": "lab",
             "path": "work/analysis.ipynb",

@@ -170,3 +170,34 @@ async def test_nobody_to_click_follows_the_headless_policy_and_says_so() -> None
     allowing = approvals(headless_permission="allow")
     assert (await allowing.ask(session("c"), cell, "Bash", BASH)).allowed
     assert cell.notices[-1] == ("approved", f"{LS} (headless policy: allow)")
+
+
+class _Sessions:
+    def __init__(self, found: Any) -> None:
+        self.found = found
+
+    def peek(self, name: str) -> Any:
+        return self.found
+
+
+def _running(mode: str | None, owner: Any) -> Any:
+    turn = SimpleNamespace(owner=owner)
+    return SimpleNamespace(session_id="conv-9", permission_mode=mode, active_turn=turn)
+
+
+def test_edit_notebook_follows_the_permission_mode_and_names_its_turn() -> None:
+    owner = SimpleNamespace(turn_number=4, cell_id="c")
+    for mode, policy in (
+        ("default", "ask"),
+        ("plan", "ask"),
+        (None, "ask"),
+        ("acceptEdits", "allow"),
+        ("bypassPermissions", "allow"),
+    ):
+        routing = Approvals(Claude(), _Sessions(_running(mode, owner)), None, None)  # type: ignore[arg-type]
+        assert routing._edit_policy("default") == policy, mode
+    routing = Approvals(Claude(), _Sessions(_running("default", owner)), None, None)  # type: ignore[arg-type]
+    assert routing._provenance("default") == {"conversation": "conv-9", "turn": 4}
+    nobody = Approvals(Claude(), _Sessions(None), None, None)  # type: ignore[arg-type]
+    assert nobody._edit_policy("default") == "ask"
+    assert nobody._provenance("default") == {"conversation": "", "turn": None}

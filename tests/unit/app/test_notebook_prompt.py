@@ -17,3 +17,13 @@ def test_the_tool_the_prompt_names_exists() -> None:
 
     names = {tool.name for tool in kernel_tools(InteractiveShell.instance())}
     assert "notebook" in names
+
+
+def test_the_prompt_sends_cell_changes_to_the_edit_tool() -> None:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    prompt = system_prompt("/work/analysis.ipynb")
+    assert "mcp__byre__edit_notebook" in prompt
+    assert "Never use Read, Write, Edit or NotebookEdit on the open .ipynb" in prompt
+    names = {tool.name for tool in kernel_tools(InteractiveShell.instance())}
+    assert "edit_notebook" in names

@@ -1,0 +1,172 @@
+/**
+ * The bridge's `edit` request (docs/bridge.md): a batch of cell edits the user approved in the
+ * kernel, applied to the notebook model on screen, kept apart from JupyterLab's APIs so that it
+ * is unit-tested in plain Node.
+ *
+ * The kernel checked the batch against the cells it read; the user may have typed since. So
+ * the whole batch is checked again here against the model as it is now, and applied only if
+ * every edit still holds: a `replace` whose `old` no longer occurs exactly once is refused, and
+ * nothing of the batch is applied, so the user's text is kept.
+ */
+import type { Json, JsonObject, Reply } from './protocol';
+
+export type EditOp =
+  | { kind: 'insert'; after: string; cellType: 'code' | 'markdown'; source: string; id: string }
+  | { kind: 'replace'; cell: string; old: string; new: string }
+  | { kind: 'delete'; cell: string };
+
+export interface EditRequest {
+  type: 'request';
+  id: string;
+  method: 'edit';
+  edits: EditOp[];
+  /** `metadata.byre` of every cell the batch touches: `{conversation, turn}`. */
+  provenance: JsonObject;
+}
+
+/** What applying needs of the notebook model (index.ts implements it over Lab's model). */
+export interface EditableNotebook {
+  ids(): string[];
+  source(id: string): string;
+  insert(index: number, cell: JsonObject): void;
+  /** Replace `[start, end)` of the cell's source, as typing would (Lab's undo sees it), and
+   * set its provenance, in one step of the cell's undo. */
+  splice(id: string, start: number, end: number, text: string, provenance: JsonObject): void;
+  remove(id: string): void;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function parseOp(item: unknown): EditOp | null {
+  if (!isObject(item)) {
+    return null;
+  }
+  const insert = item.insert;
+  const replace = item.replace;
+  const remove = item.delete;
+  if (isObject(insert)) {
+    const { after, cell_type: cellType, source, id } = insert;
+    if (typeof after !== 'string' || typeof source !== 'string' || typeof id !== 'string') {
+      return null;
+    }
+    if (cellType !== 'code' && cellType !== 'markdown') {
+      return null;
+    }
+    return { kind: 'insert', after, cellType, source, id };
+  }
+  if (isObject(replace)) {
+    const { cell, old, new: text } = replace;
+    if (typeof cell !== 'string' || typeof old !== 'string' || typeof text !== 'string' || !old) {
+      return null;
+    }
+    return { kind: 'replace', cell, old, new: text };
+  }
+  if (isObject(remove) && typeof remove.cell === 'string') {
+    return { kind: 'delete', cell: remove.cell };
+  }
+  return null;
+}
+
+/** An edit request from the kernel, or null for anything else (ignored, never thrown on). */
+export function parseEdit(data: unknown): EditRequest | null {
+  if (!isObject(data) || data.type !== 'request' || typeof data.id !== 'string') {
+    return null;
+  }
+  if (data.method !== 'edit' || !isObject(data.params) || !Array.isArray(data.params.edits)) {
+    return null;
+  }
+  const edits: EditOp[] = [];
+  for (const item of data.params.edits) {
+    const op = parseOp(item);
+    if (op === null) {
+      return null;
+    }
+    edits.push(op);
+  }
+  const provenance = isObject(data.params.provenance)
+    ? (data.params.provenance as JsonObject)
+    : {};
+  return { type: 'request', id: data.id, method: 'edit', edits, provenance };
+}
+
+function quoted(text: string): string {
+  const line = text.split('\n')[0];
+  return JSON.stringify(line.length > 80 ? `${line.slice(0, 80)}…` : line);
+}
+
+function count(text: string, part: string): number {
+  let found = 0;
+  for (let at = text.indexOf(part); at !== -1; at = text.indexOf(part, at + 1)) {
+    found++;
+  }
+  return found;
+}
+
+/** Why the batch no longer holds on the notebook as it is now, or null: it holds. */
+export function refusal(edits: EditOp[], notebook: EditableNotebook): string | null {
+  const order = notebook.ids();
+  const sources = new Map(order.map(id => [id, notebook.source(id)]));
+  for (const op of edits) {
+    if (op.kind === 'insert') {
+      if (!sources.has(op.after)) {
+        return `cell ${op.after} is no longer in the notebook`;
+      }
+      if (sources.has(op.id)) {
+        return `the id ${op.id} is now used by another cell`;
+      }
+      sources.set(op.id, op.source);
+    } else if (op.kind === 'replace') {
+      const source = sources.get(op.cell);
+      if (source === undefined) {
+        return `cell ${op.cell} is no longer in the notebook`;
+      }
+      const found = count(source, op.old);
+      if (found !== 1) {
+        const times = found === 0 ? 'no longer occurs' : `now occurs ${found} times`;
+        return `cell ${op.cell} changed since you read it: ${quoted(op.old)} ${times} in it`;
+      }
+      sources.set(op.cell, source.replace(op.old, () => op.new));
+    } else {
+      if (!sources.has(op.cell)) {
+        return `cell ${op.cell} is no longer in the notebook`;
+      }
+      sources.delete(op.cell);
+    }
+  }
+  return null;
+}
+
+/** Check the batch again, then apply it in order; the reply says which, never throws. */
+export function applyEdits(request: EditRequest, notebook: EditableNotebook): Reply {
+  try {
+    const refused = refusal(request.edits, notebook);
+    if (refused !== null) {
+      return { type: 'reply', id: request.id, ok: true, result: { refused } };
+    }
+    const touched: Json[] = [];
+    for (const op of request.edits) {
+      if (op.kind === 'insert') {
+        const index = notebook.ids().indexOf(op.after) + 1;
+        notebook.insert(index, {
+          id: op.id,
+          cell_type: op.cellType,
+          source: op.source,
+          metadata: { byre: request.provenance }
+        });
+        touched.push(op.id);
+      } else if (op.kind === 'replace') {
+        const start = notebook.source(op.cell).indexOf(op.old);
+        notebook.splice(op.cell, start, start + op.old.length, op.new, request.provenance);
+        touched.push(op.cell);
+      } else {
+        notebook.remove(op.cell);
+        touched.push(op.cell);
+      }
+    }
+    return { type: 'reply', id: request.id, ok: true, result: { applied: touched } };
+  } catch (error) {
+    return { type: 'reply', id: request.id, ok: false, error: String(error) };
+  }
+}

@@ -1,0 +1,129 @@
+// Unit tests of the bridge's edit request (node's own test runner, no JupyterLab).
+import { strict as assert } from 'node:assert';
+import { test } from 'node:test';
+
+import { EditableNotebook, applyEdits, parseEdit } from '../src/edit';
+import type { JsonObject } from '../src/protocol';
+
+interface FakeCell {
+  id: string;
+  source: string;
+  metadata: JsonObject;
+  cell_type?: string;
+}
+
+function notebook(cells: FakeCell[]): EditableNotebook & { cells: FakeCell[] } {
+  const find = (id: string): FakeCell => {
+    const cell = cells.find(c => c.id === id);
+    if (!cell) {
+      throw new Error(`no cell ${id}`);
+    }
+    return cell;
+  };
+  return {
+    cells,
+    ids: () => cells.map(c => c.id),
+    source: id => find(id).source,
+    insert: (index, json) => {
+      cells.splice(index, 0, {
+        id: String(json.id),
+        source: String(json.source),
+        cell_type: String(json.cell_type),
+        metadata: json.metadata as JsonObject
+      });
+    },
+    splice: (id, start, end, text, provenance) => {
+      const cell = find(id);
+      cell.source = cell.source.slice(0, start) + text + cell.source.slice(end);
+      cell.metadata = { ...cell.metadata, byre: provenance };
+    },
+    remove: id => {
+      cells.splice(cells.indexOf(find(id)), 1);
+    }
+  };
+}
+
+const PROVENANCE = { conversation: 'c-1', turn: 2 };
+
+function request(edits: unknown[]): unknown {
+  return { type: 'request', id: '9', method: 'edit', params: { edits, provenance: PROVENANCE } };
+}
+
+test('only well-formed edit requests are parsed', () => {
+  assert.equal(parseEdit({ type: 'request', id: '1', method: 'read' }), null);
+  assert.equal(parseEdit(request([{ insert: { after: 'a', cell_type: 'raw', source: '', id: 'x' } }])), null);
+  assert.equal(parseEdit(request([{ replace: { cell: 'a', old: '', new: 'x' } }])), null);
+  assert.equal(parseEdit(request([{ frobnicate: {} }])), null);
+  const parsed = parseEdit(request([{ delete: { cell: 'a' } }]));
+  assert.deepEqual(parsed?.edits, [{ kind: 'delete', cell: 'a' }]);
+  assert.deepEqual(parsed?.provenance, PROVENANCE);
+});
+
+test('a batch applies in order: insert below, replace, delete, provenance on each', () => {
+  const nb = notebook([
+    { id: 'a', source: 'x = 1', metadata: {} },
+    { id: 'ask', source: '%%claude\nfix it', metadata: {} },
+    { id: 'b', source: 'print(x)', metadata: { tags: ['keep'] } },
+    { id: 'c', source: 'old()', metadata: {} }
+  ]);
+  const edit = parseEdit(
+    request([
+      { insert: { after: 'ask', cell_type: 'code', source: 'y = $& 2', id: 'new-1' } },
+      { replace: { cell: 'b', old: 'x', new: 'y' } },
+      { delete: { cell: 'c' } }
+    ])
+  );
+  assert.ok(edit);
+  const reply = applyEdits(edit, nb);
+  assert.deepEqual(reply, { type: 'reply', id: '9', ok: true, result: { applied: ['new-1', 'b', 'c'] } });
+  assert.deepEqual(nb.ids(), ['a', 'ask', 'new-1', 'b']);
+  assert.equal(nb.source('new-1'), 'y = $& 2');
+  assert.equal(nb.source('b'), 'print(y)');
+  assert.deepEqual(nb.cells[2].metadata, { byre: PROVENANCE });
+  assert.deepEqual(nb.cells[3].metadata, { tags: ['keep'], byre: PROVENANCE });
+});
+
+test('a replace whose old no longer occurs once refuses the whole batch, the text kept', () => {
+  const cells = [
+    { id: 'a', source: 'typed by the user meanwhile', metadata: {} },
+    { id: 'b', source: 'z = 1\nz = 1', metadata: {} }
+  ];
+  const nb = notebook(cells.map(c => ({ ...c })));
+  const changed = parseEdit(
+    request([
+      { insert: { after: 'a', cell_type: 'markdown', source: '# hi', id: 'n' } },
+      { replace: { cell: 'a', old: 'what Claude read', new: 'x' } }
+    ])
+  );
+  assert.ok(changed);
+  const reply = applyEdits(changed, nb);
+  assert.equal(reply.ok, true);
+  const refused = reply.ok ? reply.result.refused : null;
+  assert.equal(refused, 'cell a changed since you read it: "what Claude read" no longer occurs in it');
+  assert.deepEqual(nb.cells, cells);
+
+  const twice = parseEdit(request([{ replace: { cell: 'b', old: 'z = 1', new: 'z = 2' } }]));
+  assert.ok(twice);
+  const again = applyEdits(twice, nb);
+  assert.match(String(again.ok ? again.result.refused : ''), /now occurs 2 times/);
+  const gone = parseEdit(request([{ delete: { cell: 'zz' } }]));
+  assert.ok(gone);
+  const missing = applyEdits(gone, nb);
+  assert.match(String(missing.ok ? missing.result.refused : ''), /no longer in the notebook/);
+  assert.deepEqual(nb.cells, cells);
+});
+
+test('a failure while applying is a failed reply, never a throw', () => {
+  const nb = notebook([{ id: 'a', source: 'x', metadata: {} }]);
+  nb.remove = () => {
+    throw new Error('read-only notebook');
+  };
+  const edit = parseEdit(request([{ delete: { cell: 'a' } }]));
+  assert.ok(edit);
+  assert.deepEqual(applyEdits(edit, nb), {
+    type: 'reply',
+    id: '9',
+    ok: false,
+    error: 'Error: read-only notebook'
+  });
+});

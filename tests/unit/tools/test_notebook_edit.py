@@ -1,0 +1,389 @@
+"""``mcp__byre__edit_notebook`` (docs/bridge.md): the batch is checked in the kernel before
+anything is shown (shape, bounds, cells, ids), resolved against the cells on screen into the
+review the user approves, applied through the bridge only when approved (or under acceptEdits),
+and never written to the file without a bridge: VS Code's single insert, headless proposals."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+from support.toolkit import text_of
+
+from byre_jupyter.session.mcp import ToolResult
+from byre_jupyter.session.permissions import Allow, Deny
+from byre_jupyter.tools import EditApproval, ToolApproval, kernel_tools
+from byre_jupyter.tools.notebook import Cell
+from byre_jupyter.tools.notebook_bridge import PROTOCOL, Bridge
+from byre_jupyter.tools.notebook_edit import (
+    MAX_EDIT_CHARS,
+    MAX_EDITS,
+    Delete,
+    Insert,
+    Replace,
+    change_diff,
+    parse_edits,
+    plan_edits,
+)
+
+from .test_notebook_bridge import FakeComm
+from .test_notebook_tool import code, notebook_file
+
+SECRET = "sk-ant-api03-" + "y" * 60
+CELLS = [
+    code("a", "x = 1\nprint(x)", 1),
+    code("ask", "%%claude\nadd a plot", 2),
+    {"id": "m", "cell_type": "markdown", "source": "# Notes", "metadata": {}},
+]
+
+
+def _cells(raw: list[dict[str, Any]]) -> list[Cell]:
+    return [Cell(c["id"], c["cell_type"], c["source"], c.get("execution_count")) for c in raw]
+
+
+# --- the batch, checked before anything is shown --------------------------------------------
+
+
+def test_a_well_formed_batch_parses_in_order() -> None:
+    edits = parse_edits(
+        {
+            "edits": [
+                {"insert": {"after": None, "cell_type": "code", "source": "y = 2", "id": "n-1"}},
+                {"replace": {"cell": "a", "old": "x = 1", "new": "x = 3"}},
+                {"delete": {"cell": "m"}},
+            ]
+        }
+    )
+    assert edits == (
+        Insert(None, "code", "y = 2", "n-1"),
+        Replace("a", "x = 1", "x = 3"),
+        Delete("m"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        ({}, "non-empty list"),
+        ({"edits": []}, "non-empty list"),
+        ({"edits": [{"insert": {}, "delete": {"cell": "a"}}]}, "one key"),
+        ({"edits": [{"move": {"cell": "a"}}]}, "unknown edit 'move'"),
+        ({"edits": [{"insert": {"after": 3, "cell_type": "code", "source": ""}}]}, "`after`"),
+        ({"edits": [{"insert": {"after": None, "cell_type": "raw", "source": ""}}]}, "cell_type"),
+        ({"edits": [{"insert": {"after": None, "cell_type": "code"}}]}, "`source`"),
+        ({"edits": [{"replace": {"cell": "a", "old": "", "new": "x"}}]}, "`old` must be"),
+        ({"edits": [{"replace": {"cell": "a", "old": "x", "new": "x"}}]}, "the same"),
+        ({"edits": [{"replace": {"cell": "a", "old": "x", "new": 1}}]}, "`new`"),
+        ({"edits": [{"delete": {"cell": ["a"]}}]}, "`cell`"),
+        ({"edits": ["delete a"]}, "one key"),
+    ],
+)
+def test_a_malformed_edit_is_a_clear_error(args: dict[str, Any], words: str) -> None:
+    error = parse_edits(args)
+    assert isinstance(error, str) and words in error, error
+
+
+@pytest.mark.parametrize(
+    "bad", ["", "has space", "a/b", "x" * 65, "<img src=x>", "é", 12, "cell\n2"]
+)
+def test_a_new_id_that_is_not_nbformat_valid_is_refused(bad: object) -> None:
+    error = parse_edits(
+        {"edits": [{"insert": {"after": None, "cell_type": "code", "source": "", "id": bad}}]}
+    )
+    assert isinstance(error, str) and "not a valid nbformat cell id" in error, error
+
+
+def test_a_batch_of_thousands_of_cells_or_megabytes_is_bounded() -> None:
+    many = [{"delete": {"cell": f"c{n}"}} for n in range(5_000)]
+    error = parse_edits({"edits": many})
+    assert isinstance(error, str) and f"at most {MAX_EDITS}" in error and "5,000" in error
+    huge = "x" * (MAX_EDIT_CHARS // 2 + 1)
+    two = [
+        {"insert": {"after": None, "cell_type": "code", "source": huge}},
+        {"insert": {"after": None, "cell_type": "code", "source": huge}},
+    ]
+    error = parse_edits({"edits": two})
+    assert isinstance(error, str) and f"{MAX_EDIT_CHARS:,} characters" in error
+    assert len(error) < 300  # the error names the bound, not the megabytes
+
+
+# --- resolved against the cells on screen ----------------------------------------------------
+
+
+def test_the_plan_resolves_places_ids_and_each_cells_before_and_after() -> None:
+    edits = parse_edits(
+        {
+            "edits": [
+                {"insert": {"after": None, "cell_type": "code", "source": "plot()"}},
+                {"insert": {"after": "m", "cell_type": "markdown", "source": "## B", "id": "b"}},
+                {"replace": {"cell": "b", "old": "B", "new": "Bee"}},
+                {"replace": {"cell": "a", "old": "x = 1", "new": "x = 2"}},
+                {"delete": {"cell": "m"}},
+            ]
+        }
+    )
+    assert not isinstance(edits, str)
+    planned = plan_edits(edits, _cells(CELLS), "ask", new_id=lambda taken: "gen-1")
+    assert not isinstance(planned, str), planned
+    resolved, changes = planned
+    assert resolved[0] == Insert("ask", "code", "plot()", "gen-1")  # null: below the asking cell
+    assert [(c.cell, c.action, c.before, c.after, c.below) for c in changes] == [
+        ("gen-1", "insert", "", "plot()", "ask"),
+        ("b", "insert", "", "## Bee", "m"),
+        ("a", "replace", "x = 1\nprint(x)", "x = 2\nprint(x)", None),
+        ("m", "delete", "# Notes", "", None),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("edit", "asking", "words"),
+    [
+        ({"replace": {"cell": "zz", "old": "a", "new": "b"}}, "ask", "no cell with id 'zz'"),
+        ({"delete": {"cell": "ask"}}, "ask", "cannot be deleted"),
+        ({"replace": {"cell": "a", "old": "y = 1", "new": "b"}}, "ask", "does not occur"),
+        ({"replace": {"cell": "a", "old": "x", "new": "b"}}, "ask", "occurs 2 times"),
+        (
+            {"insert": {"after": None, "cell_type": "code", "source": ""}},
+            None,
+            "give a cell id",
+        ),
+        (
+            {"insert": {"after": "a", "cell_type": "code", "source": "", "id": "m"}},
+            "ask",
+            "already used",
+        ),
+    ],
+)
+def test_an_edit_that_does_not_fit_the_notebook_is_refused(
+    edit: dict[str, Any], asking: str | None, words: str
+) -> None:
+    edits = parse_edits({"edits": [edit]})
+    assert not isinstance(edits, str)
+    error = plan_edits(edits, _cells(CELLS), asking)
+    assert isinstance(error, str) and words in error, error
+
+
+def test_ids_are_unique_within_the_batch_and_deleted_cells_stay_gone() -> None:
+    twice = {"insert": {"after": "a", "cell_type": "code", "source": "", "id": "new"}}
+    edits = parse_edits({"edits": [twice, twice]})
+    assert not isinstance(edits, str)
+    error = plan_edits(edits, _cells(CELLS), "ask")
+    assert isinstance(error, str) and "Edit 2" in error and "already used" in error
+    edits = parse_edits({"edits": [{"delete": {"cell": "m"}}, {"delete": {"cell": "m"}}]})
+    assert not isinstance(edits, str)
+    error = plan_edits(edits, _cells(CELLS), "ask")
+    assert isinstance(error, str) and "deleted by an earlier edit" in error
+
+
+def test_a_cell_diff_holds_both_versions_whole() -> None:
+    long = "".join(f"line {n}\n" for n in range(200))
+    edits = parse_edits({"edits": [{"replace": {"cell": "a", "old": "line 100", "new": "LINE"}}]})
+    assert not isinstance(edits, str)
+    planned = plan_edits(edits, [Cell("a", "code", long, None)], None)
+    assert not isinstance(planned, str)
+    diff = change_diff(planned[1][0])
+    assert "-line 100" in diff and "+LINE" in diff
+    assert " line 0" in diff and " line 199" in diff  # every line, not 3 of context
+
+
+# --- the tool --------------------------------------------------------------------------------
+
+
+class EditingFrontend:
+    """A bridge whose frontend answers reads with ``cells`` and edits with ``edit_reply``."""
+
+    def __init__(self, cells: list[dict[str, Any]], edit_reply: dict[str, Any]) -> None:
+        self.bridge, comm = Bridge(), FakeComm()
+        self.edits: list[dict[str, Any]] = []
+        hello = {"type": "hello", "protocol": PROTOCOL, "version": "0.1.0", "frontend": "lab"}
+        self.bridge.opened(comm, {"content": {"data": {**hello, "path": "n.ipynb"}}})
+
+        def reply(data: dict[str, Any]) -> None:
+            if data["method"] == "edit":
+                self.edits.append(data["params"])
+                result = edit_reply
+            else:
+                result = {"path": "n.ipynb", "dirty": False, "cells": cells}
+            answer = {"type": "reply", "id": data["id"], "ok": True, "result": result}
+            asyncio.get_running_loop().call_soon(comm.deliver, answer)
+
+        comm.send = reply  # type: ignore[method-assign]
+
+
+@pytest.fixture
+def shell() -> Any:
+    ip = InteractiveShell.instance()
+    ip.reset(new_session=False)  # type: ignore[no-untyped-call]
+    yield ip
+    ip.reset(new_session=False)  # type: ignore[no-untyped-call]
+
+
+def edit_tool(
+    shell: Any,
+    *,
+    approve: Any = None,
+    policy: str = "ask",
+    path: str | None = None,
+) -> Any:
+    tools = kernel_tools(
+        shell,
+        approve=approve,
+        notebook_path=lambda: path,
+        asking_cell=lambda: "ask",
+        edit_policy=lambda: policy,
+        provenance=lambda: {"conversation": "conv-1", "turn": 3},
+    )
+    return {t.name: t for t in tools}["edit_notebook"]
+
+
+INSERT = {"insert": {"after": None, "cell_type": "code", "source": "plot(x)", "id": "p1"}}
+
+
+async def call(tool: Any, *edits: dict[str, Any]) -> ToolResult:
+    result = await tool.function({"edits": list(edits)})
+    assert isinstance(result, ToolResult)
+    return result
+
+
+async def test_an_approved_batch_goes_to_the_bridge_with_provenance(
+    shell: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    frontend = EditingFrontend(CELLS, {"applied": ["p1", "a"]})
+    monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
+    asked: list[ToolApproval] = []
+
+    def approve(request: ToolApproval) -> Allow:
+        asked.append(request)
+        return Allow()
+
+    replace = {"replace": {"cell": "a", "old": "x = 1", "new": f"x = '{SECRET}'"}}
+    result = await call(edit_tool(shell, approve=approve), INSERT, replace)
+    assert not result.is_error, text_of(result)
+    assert "inserted code cell p1 below cell ask" in text_of(result)
+    assert "New cell ids: p1." in text_of(result)
+    (request,) = asked
+    assert isinstance(request, EditApproval)
+    review = request.input["cells"]
+    assert [c["cell"] for c in review] == ["p1", "a"]
+    assert review[1]["before"] == "x = 1\nprint(x)"
+    assert SECRET not in json.dumps(review)  # the card is saved with the notebook: redacted
+    (sent,) = frontend.edits
+    assert sent["provenance"] == {"conversation": "conv-1", "turn": 3}
+    assert sent["edits"][0] == {
+        "insert": {"after": "ask", "cell_type": "code", "source": "plot(x)", "id": "p1"}
+    }
+    assert sent["edits"][1]["replace"]["new"] == f"x = '{SECRET}'"  # the edit itself, whole
+
+
+async def test_a_denied_batch_changes_nothing(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    frontend = EditingFrontend(CELLS, {"applied": []})
+    monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
+    result = await call(edit_tool(shell, approve=lambda r: Deny("not now")), INSERT)
+    assert result.is_error and "not now" in text_of(result)
+    assert frontend.edits == []
+
+
+async def test_accept_edits_applies_without_asking(
+    shell: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    frontend = EditingFrontend(CELLS, {"applied": ["p1"]})
+    monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
+
+    def never(request: ToolApproval) -> bool:
+        raise AssertionError("asked under acceptEdits")
+
+    result = await call(edit_tool(shell, approve=never, policy="allow"), INSERT)
+    assert not result.is_error and len(frontend.edits) == 1
+
+
+async def test_a_conflict_the_frontend_found_is_refused_to_the_model(
+    shell: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    refused = 'cell a changed since you read it: "x = 1" no longer occurs in it'
+    frontend = EditingFrontend(CELLS, {"refused": refused})
+    monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
+    replace = {"replace": {"cell": "a", "old": "x = 1", "new": "x = 2"}}
+    result = await call(edit_tool(shell, approve=lambda r: True), replace)
+    assert result.is_error
+    assert refused in text_of(result) and "Nothing of this batch changed" in text_of(result)
+
+
+async def test_a_bad_batch_is_refused_before_anything_is_shown(
+    shell: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    frontend = EditingFrontend(CELLS, {"applied": []})
+    monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
+
+    def never(request: ToolApproval) -> bool:
+        raise AssertionError("a bad batch reached the card")
+
+    tool = edit_tool(shell, approve=never)
+    result = await call(tool, {"replace": {"cell": "nope", "old": "a", "new": "b"}})
+    assert result.is_error and "no cell with id 'nope'" in text_of(result)
+    taken = {"insert": {"after": "a", "cell_type": "code", "source": "", "id": "a"}}
+    result = await call(tool, taken)
+    assert result.is_error and "already used" in text_of(result)
+    assert frontend.edits == []
+
+
+async def test_headless_records_the_proposed_edits_and_leaves_the_file(
+    shell: Any, tmp_path: Path
+) -> None:
+    path = notebook_file(tmp_path, CELLS)
+    before = Path(path).read_bytes()
+
+    def never(request: ToolApproval) -> bool:
+        raise AssertionError("nobody can click in a headless run")
+
+    replace = {"replace": {"cell": "a", "old": "x = 1", "new": "x = 2"}}
+    result = await call(edit_tool(shell, approve=never, path=path), INSERT, replace)
+    text = text_of(result)
+    assert result.is_error and "Not applied" in text and "headless" in text
+    assert "+plot(x)" in text and "-x = 1" in text and "+x = 2" in text
+    assert Path(path).read_bytes() == before
+
+
+async def test_vs_code_gets_a_single_insert_as_the_next_input(
+    shell: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = notebook_file(tmp_path, CELLS)
+    before = Path(path).read_bytes()
+    shell.user_ns["__vsc_ipynb_file__"] = path
+    handed: list[str] = []
+    monkeypatch.setattr(shell, "set_next_input", lambda text, replace=False: handed.append(text))
+    tool = edit_tool(shell, approve=lambda r: True, path=path)
+    result = await call(tool, INSERT)
+    assert not result.is_error and "set_next_input" in text_of(result)
+    assert handed == ["plot(x)"]
+    replace = {"replace": {"cell": "a", "old": "x = 1", "new": "x = 2"}}
+    result = await call(tool, replace)
+    assert result.is_error and "VS Code" in text_of(result) and "+x = 2" in text_of(result)
+    assert "Copy button" in text_of(result)
+    assert handed == ["plot(x)"] and Path(path).read_bytes() == before
+
+
+async def test_a_bridge_that_does_not_answer_the_read_applies_nothing_and_says_why(
+    shell: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = notebook_file(tmp_path, CELLS)
+    bridge, comm = Bridge(), FakeComm()
+    hello = {"type": "hello", "protocol": PROTOCOL, "version": "0", "frontend": "lab", "path": "p"}
+    bridge.opened(comm, {"content": {"data": hello}})
+    send = comm.send
+
+    def fail(data: dict[str, Any]) -> None:
+        send(data)
+        answer = {"type": "reply", "id": data["id"], "ok": False, "error": "no model"}
+        asyncio.get_running_loop().call_soon(comm.deliver, answer)
+
+    comm.send = fail  # type: ignore[method-assign]
+    monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: bridge)
+    result = await call(edit_tool(shell, approve=lambda r: True, path=path), INSERT)
+    text = text_of(result)
+    assert result.is_error and "Not applied" in text and "did not answer" in text, text
+    assert "no model" in text and "+plot(x)" in text
+    assert [m["method"] for m in comm.sent] == ["read"]  # no edit was sent
