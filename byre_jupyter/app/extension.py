@@ -73,7 +73,7 @@ class ClaudeExtension:
         self._rewarming = False
         self.config.observe(self._launch_settings_changed, names=LAUNCH_SETTINGS)
         #: Started CLIs a re-run or a new conversation adopts (``Claude.speculate``).
-        self.spares = Spares()
+        self.spares = Spares(idle=lambda: not any(s.busy for s in self.conversations.sessions()))
         self.config.observe(
             lambda change: self.spares.clear(),
             names=[*LAUNCH_SETTINGS, "speculate", "rerun"],
@@ -222,9 +222,10 @@ class ClaudeExtension:
 
     def branch(self, name: str, conversation: str | None, at: str | None) -> Session:
         """Move session ``name`` to an earlier point: a fork of ``conversation`` after message
-        ``at`` (None: all of it), or a fresh conversation when ``conversation`` is None. The
-        old CLI is closed (the next branch move starts one again, about as long as a first
-        cell); "always allow" answers carry over, as the user still sees one session."""
+        ``at`` (None: all of it), or a fresh conversation when ``conversation`` is None: the
+        spare started for that point when there is one (:mod:`.spare`), else a CLI started
+        for it. The old CLI is closed; "always allow" answers carry over, as the user still
+        sees one session."""
         old = self.conversations.peek(name)
         session = self._launch(name, conversation, at, self._branch_settings(name, old))
         sources = [conversation, old.session_id if old is not None else None]

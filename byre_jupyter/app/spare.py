@@ -79,18 +79,34 @@ class _Spare:
 
 
 class Spares:
-    """The spare sessions of one extension, at most ``limit``, each started on the loop."""
+    """The spare sessions of one extension, at most ``limit``, each started on the loop
+    ``delay`` seconds after it is offered if ``idle()`` says no turn runs then: Run All ends a
+    turn and begins the next at once, and a spare started between them would only be closed
+    at the next turn's end, its start-up taking CPU from that turn."""
 
-    def __init__(self, limit: int = 2) -> None:
+    def __init__(
+        self, limit: int = 2, *, idle: Callable[[], bool] = lambda: True, delay: float = 0.5
+    ) -> None:
         self.limit = limit
+        self.idle = idle
+        self.delay = delay
         self._spares: list[_Spare] = []
         self._closing: set[asyncio.Task[None]] = set()
         #: How many spares were started and adopted (bench/spare.py and the tests read them).
         self.started = 0
         self.adopted = 0
 
+    def kept(self) -> list[tuple[Want, Session]]:
+        return [(spare.want, spare.session) for spare in self._spares]
+
     def sessions(self) -> list[Session]:
         return [spare.session for spare in self._spares]
+
+    async def settled(self) -> None:
+        """Wait until each kept spare's start has run (or was skipped)."""
+        starting = [spare.starting for spare in self._spares]
+        if starting:
+            await asyncio.wait(starting)
 
     def offer(self, wants: Sequence[tuple[Want, Callable[[], Session]]]) -> None:
         """Keep a spare for each of ``wants`` (the first ``limit``) and no other: one already
@@ -113,7 +129,6 @@ class Spares:
                 session = make()
                 starting = asyncio.get_running_loop().create_task(self._start(session))
                 self._spares.append(_Spare(want, session, starting))
-                self.started += 1
 
     def take(self, want: Want) -> Session | None:
         """The spare made for ``want``, no longer a spare; None if there is none (or it died:
@@ -139,14 +154,17 @@ class Spares:
         if self._closing:
             await asyncio.wait(list(self._closing))
 
-    @staticmethod
-    async def _start(session: Session) -> None:
+    async def _start(self, session: Session) -> None:
+        await asyncio.sleep(self.delay)
+        if not self.idle():
+            return  # never started: not usable, and the next turn's end offers again
         try:
             await session.start()
         except ByreError as e:
             # Unused, so nobody is told: the launch that wanted it starts its own CLI and
             # shows that one's error.
             log.debug("byre: a spare CLI did not start: %s", e)
+        self.started += 1
 
     def _close(self, spare: _Spare) -> None:
         if spare.session.closed:

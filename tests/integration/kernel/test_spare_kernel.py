@@ -23,9 +23,9 @@ import json, byre_jupyter.magics as m
 _e = m._EXTENSION
 print(json.dumps({
     "spares": [
-        {"fresh": s.want.conversation is None, "pid": s.session.pid, "id": s.session.session_id,
-         "ready": bool(s.session.running and s.session.server_info)}
-        for s in _e.spares._spares
+        {"fresh": want.conversation is None, "pid": s.pid, "id": s.session_id,
+         "ready": bool(s.running and s.server_info)}
+        for want, s in _e.spares.kept()
     ],
     "started": _e.spares.started, "adopted": _e.spares.adopted,
     "pids": {e.name: e.session.pid for e in _e.conversations},

@@ -99,10 +99,27 @@ async def test_at_most_limit_spares_and_one_per_want() -> None:
     spares.offer([(w, lambda s=s: s) for w, s in made] + [(same[0], lambda: same[1])])
     assert [s for s in spares.sessions()] == [made[0][1], made[1][1]]
     # Offered again, the same wants keep their spares (nothing is started again).
-    spares.offer([(w, lambda: pytest.fail("started again")) for w, _ in made[:2]])
-    assert spares.started == 2
+    spares.offer([(w, lambda: pytest.fail("made again")) for w, _ in made[:2]])
+    assert spares.sessions() == [made[0][1], made[1][1]]
     await spares.close()
     assert all(s.closed for _, s in made[:2])
+
+
+async def test_no_spare_starts_while_a_turn_runs() -> None:
+    """Run All begins the next turn as one ends: a spare started then would only be closed."""
+    fake = FakeCLI()
+    busy = True
+    spares = Spares(idle=lambda: not busy, delay=0)
+    want, spare = fresh(fake)
+    spares.offer([(want, lambda: spare)])
+    await spares.settled()
+    assert fake.launches == [] and spares.take(want) is None
+    busy = False
+    want, spare = fresh(fake)
+    spares.offer([(want, lambda: spare)])
+    await apoll(lambda: spare.server_info, 5, "started once idle")
+    assert len(fake.launches) == 1 and spares.started == 1
+    await spares.close()
 
 
 async def test_clear_while_a_spare_starts_leaves_no_process() -> None:
