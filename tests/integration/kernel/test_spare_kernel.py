@@ -12,7 +12,8 @@ from typing import Any
 
 import psutil
 import pytest
-from support.kernel import KernelDriver
+from support.kernel import LOAD, KernelDriver
+from support.kernel import kernel_env as make_kernel_env
 
 from byre_jupyter.scripted import Reply, ScriptedAPI, ScriptedRequest, Text
 
@@ -153,3 +154,35 @@ def test_a_changed_model_is_honoured_and_speculate_off_starts_no_spare(
     ask(kernel, api, "cell-c", "\nPROMPT_C")
     after = state(kernel)
     assert after["spares"] == [] and after["started"] == started
+
+
+def test_run_all_first_cell_waits_for_the_prewarm_in_progress(
+    api: ScriptedAPI, cli_path: str, tmp_path: Path, workdir: Path
+) -> None:
+    """The first cell sent right behind ``%load_ext`` (Run All) is answered by the CLI the
+    prewarm is starting: no second CLI (spares off here, so every CLI is the session's)."""
+    api.default = Reply(Text("first answer"))
+    kernel = KernelDriver(make_kernel_env(api.url, cli_path, tmp_path), str(workdir))
+    try:
+        kernel.run("get_ipython().config.Claude.speculate = False")
+        load = kernel.submit(LOAD)
+        first = kernel.submit("%%claude\nPROMPT_FIRST", cell_id="cell-1")
+        kernel.wait(lambda: first.reply is not None and load.reply is not None, timeout=120)
+        assert first.reply is not None and first.reply["status"] == "ok"
+        assert "first answer" in first.texts()
+        check = (
+            kernel.run(
+                "import byre_jupyter.magics as m; s = m._EXTENSION.conversations.peek('default'); "
+                "print(s is m._EXTENSION._warm, s.restarts)"
+            )
+            .texts()
+            .split()
+        )
+        assert check == ["True", "0"]
+        clis = [
+            p for p in psutil.Process(kernel.kernel_pid()).children(recursive=True)
+            if Path(cli_path).name in " ".join(p.cmdline()[:2])
+        ]  # fmt: skip
+        assert len(clis) == 1
+    finally:
+        kernel.close()
