@@ -145,7 +145,7 @@ class Claude(Configurable):
         True,
         help="Keep up to two spare CLI processes started, idle, when a turn ends: one forked "
         "where re-running the newest %%claude cell branches, one fresh for a new conversation "
-        "(--new, -s NEW, %claude new), so those start as fast as a warm cell. A spare never "
+        "(--new, -s NEW, %claude new), so those need not wait for a CLI to start. A spare never "
         "sends a request to the API and is closed when it cannot be used. Off with "
         "Claude.transcripts set.",
     ).tag(config=True)  # fmt: skip
