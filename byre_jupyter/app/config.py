@@ -141,6 +141,14 @@ class Claude(Configurable):
         "the first %%claude cell does not wait for it. A failure there stays silent until a "
         "cell needs the CLI (and reports it).",
     ).tag(config=True)
+    speculate = Bool(
+        True,
+        help="Keep up to two spare CLI processes started, idle, when a turn ends: one forked "
+        "where re-running the newest %%claude cell branches, one fresh for a new conversation "
+        "(--new, -s NEW, %claude new), so those need not wait for a CLI to start. A spare never "
+        "sends a request to the API and is closed when it cannot be used. Off with "
+        "Claude.transcripts set.",
+    ).tag(config=True)  # fmt: skip
     portable = Bool(
         False,
         help="Save what another machine needs to continue the conversation in the notebook: "

@@ -6,8 +6,9 @@ metadata) and the turn it followed. A cell's first run follows wherever the sess
 cell run again follows the *newest* turn of the cell it followed last time, so its old answer
 and everything after it are out of its context: the session is swapped for a fork of the
 conversation at that turn's last assistant message (``--resume=OLD --resume-session-at=UUID
---fork-session``), and continues from there. Without ``cellId`` (nbclient, papermill, terminal
-IPython) or with ``Claude.rerun = "append"`` the conversation stays linear.
+--fork-session``), and continues from there (in a CLI started for that point when the previous
+turn ended, if the cell is the newest: :mod:`.spare`). Without ``cellId`` (nbclient,
+papermill, terminal IPython) or with ``Claude.rerun = "append"`` the conversation stays linear.
 
 The cells answered on the branch left behind get a small mark, a display_id output of their own
 shown above each answer, updated in place ("answered on an earlier version of cell [n]"); the

@@ -17,6 +17,7 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ from .config import LAUNCH_TRAITS, Claude, launch_settings
 from .context import guard_hook, notebook_path, system_prompt
 from .conversation import Conversations
 from .credentials import credentials_hook
+from .spare import Spares, Want, launch_key
 from .surfaces import Surface, SurfaceControls, current_cell_id, frontend_kind, make_surface
 
 __all__ = ["ClaudeExtension"]
@@ -70,6 +72,12 @@ class ClaudeExtension:
         self._warm: Session | None = None
         self._rewarming = False
         self.config.observe(self._launch_settings_changed, names=LAUNCH_SETTINGS)
+        #: Started CLIs a re-run or a new conversation adopts (``Claude.speculate``).
+        self.spares = Spares(idle=lambda: not any(s.busy for s in self.conversations.sessions()))
+        self.config.observe(
+            lambda change: self.spares.clear(),
+            names=[*LAUNCH_SETTINGS, "speculate", "rerun"],
+        )
 
     # -- sessions -------------------------------------------------------------------------
 
@@ -83,8 +91,56 @@ class ClaudeExtension:
             # here (a later resume of it asks again).
             self.approvals.clear(old.session_id)
         settings = self._settings(name)
+        if not options:
+            return self._launch(name, None, None, settings)
         settings.update(options)
         return Session(name, **settings)
+
+    def _launch(
+        self, name: str, conversation: str | None, at: str | None, settings: dict[str, Any]
+    ) -> Session:
+        """Session ``name`` continuing ``conversation`` after message ``at`` (a fork; None:
+        a fresh conversation), with ``settings``: the spare started for exactly that when there
+        is one (:mod:`.spare`), else a new session whose CLI starts at its first turn."""
+        spare = self.spares.take(Want(conversation, at, launch_key(settings)))
+        if spare is not None:
+            spare.rebind(
+                name, can_use_tool=settings["can_use_tool"], mcp_server=settings["mcp_server"]
+            )
+            return spare
+        return self._start_at(name, conversation, at, settings)
+
+    def speculate(self, name: str) -> None:
+        """A turn of session ``name`` has ended: keep the spares the next launch most likely
+        wants (:mod:`.spare`), a fork where re-running the newest cell branches and a fresh
+        conversation, or none with ``Claude.speculate`` off (or transcripts on: a spare's file
+        would be named for a session that may never be)."""
+        cfg = self.config
+        session, tree = self.conversations.peek(name), self.conversations.tree(name)
+        if not cfg.speculate or cfg.transcripts or session is None or tree is None:
+            self.spares.clear()
+            return
+        wants: list[tuple[Want, Callable[[], Session]]] = []
+        current = tree.current
+        if current is not None and current.cell is not None:
+            placement = tree.place(current.cell, self.rerun_mode())
+            if placement.fork:
+                conversation, at = tree.fork_point(placement.parent)
+                forked = self._branch_settings(name, session)
+                make = functools.partial(self._start_at, name, conversation, at, forked)
+                wants.append((Want(conversation, at, launch_key(forked)), make))
+        fresh = self._settings(name)
+        make = functools.partial(self._start_at, name, None, None, fresh)
+        wants.append((Want(None, None, launch_key(fresh)), make))
+        self.spares.offer(wants)
+
+    @staticmethod
+    def _start_at(
+        name: str, conversation: str | None, at: str | None, settings: dict[str, Any]
+    ) -> Session:
+        if conversation is None:
+            return Session(name, **settings)
+        return Session(name, resume=conversation).fork(at=at, name=name, **settings)
 
     def _settings(self, name: str) -> dict[str, Any]:
         cfg = self.config
@@ -166,21 +222,23 @@ class ClaudeExtension:
 
     def branch(self, name: str, conversation: str | None, at: str | None) -> Session:
         """Move session ``name`` to an earlier point: a fork of ``conversation`` after message
-        ``at`` (None: all of it), or a fresh conversation when ``conversation`` is None. The
-        old CLI is closed (the next branch move starts one again, about as long as a first
-        cell); "always allow" answers carry over, as the user still sees one session."""
+        ``at`` (None: all of it), or a fresh conversation when ``conversation`` is None: the
+        spare started for that point when there is one (:mod:`.spare`), else a CLI started
+        for it. The old CLI is closed; "always allow" answers carry over, as the user still
+        sees one session."""
         old = self.conversations.peek(name)
-        settings = self._settings(name)
-        if old is not None:
-            settings.update(model=old.model, permission_mode=old.permission_mode)
-        if conversation is None:
-            session = Session(name, **settings)
-        else:
-            session = Session(name, resume=conversation).fork(at=at, name=name, **settings)
+        session = self._launch(name, conversation, at, self._branch_settings(name, old))
         sources = [conversation, old.session_id if old is not None else None]
         self.approvals.carry_over(sources, session.session_id)
         self._close(old)
         return self.conversations.install(session, new=False)
+
+    def _branch_settings(self, name: str, old: Session | None) -> dict[str, Any]:
+        """A move of ``name`` keeps the model and permission mode its session has now."""
+        settings = self._settings(name)
+        if old is not None:
+            settings.update(model=old.model, permission_mode=old.permission_mode)
+        return settings
 
     def session(self, name: str = "default", *, new: bool = False) -> Session:
         if new:
@@ -312,4 +370,5 @@ class ClaudeExtension:
         return ns
 
     async def close(self) -> None:
+        await self.spares.close()
         await self.conversations.close_all()

@@ -540,6 +540,26 @@ class Session:
         assert self._channel is not None
         return await self._channel.request(subtype, timeout=self.options.control_timeout, **fields)
 
+    def rebind(
+        self,
+        name: str,
+        *,
+        can_use_tool: PermissionCallback | None = None,
+        mcp_server: McpServer | None = None,
+    ) -> None:
+        """Give a session no turn has used yet another name, ``can_use_tool`` and MCP server:
+        a host may start a spare CLI before it knows which name will use it. The server's
+        tools must be the ones the CLI was started with (it may have listed them already)."""
+        if self._closed or self._pump_task is not None:  # closed, or sent a turn
+            raise ByreError(f"session {self.name!r} has been used: it cannot be renamed")
+        self.name = name
+        self.options = dataclasses.replace(
+            self.options, can_use_tool=can_use_tool, mcp_server=mcp_server
+        )
+        self.can_use_tool = can_use_tool or default_policy(self.permission_mode)
+        self._default_policy = can_use_tool is None
+        self.mcp_server = mcp_server or McpServer("byre")
+
     def fork(self, at: str | None = None, *, name: str | None = None, **options: Any) -> Session:
         """A new session that starts from this conversation's history, up to message ``at``
         (an assistant message uuid, e.g. from ``TurnResult.message_uuids``); the original is

@@ -183,6 +183,9 @@ class FakeHost:
     def remember(self, session: Session, result: TurnResult) -> None:
         self.remembered.append(result.session_id)
 
+    def speculate(self, name: str) -> None:
+        pass  # spares: tests/unit/app/test_spares.py
+
     def namespace(self) -> dict[str, Any]:
         return self.ns
 
