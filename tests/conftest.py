@@ -158,24 +158,63 @@ def kernel_env(
 
 
 @pytest.fixture
-def kernel(
-    request: pytest.FixtureRequest, kernel_env: dict[str, str], workdir: Path
-) -> Iterator[Any]:
-    """A real ipykernel (tests/support/kernel.py) in ``workdir``, closed after. It first runs
-    :data:`support.kernel.LOAD`, or the cells of the closest ``kernel_setup`` marker; none of
-    them may fail."""
+def kernels(kernel_env: dict[str, str], workdir: Path) -> Iterator[Callable[..., Any]]:
+    """Start real ipykernels (tests/support/kernel.py) in ``workdir``:
+    ``kernels(env=None, load=True, **extra)`` starts one with ``env`` (default ``kernel_env``)
+    plus the ``extra`` variables, and first runs :data:`support.kernel.LOAD` unless ``load`` is
+    false (it may not fail). Every kernel is closed at the end (if the test has not: it may
+    close, kill or shut one down itself)."""
     from support.kernel import KernelDriver
 
-    marker = request.node.get_closest_marker("kernel_setup")
-    cells = marker.args if marker is not None else (LOAD,)
-    driver = KernelDriver(kernel_env, str(workdir))
-    try:
-        for cell in cells:
-            out = driver.run(cell)
+    started: list[KernelDriver] = []
+
+    def start(env: dict[str, str] | None = None, load: bool = True, **extra: str) -> KernelDriver:
+        driver = KernelDriver({**(kernel_env if env is None else env), **extra}, str(workdir))
+        started.append(driver)
+        if load:
+            out = driver.run(LOAD)
             assert "Error" not in out.texts(), out.texts()
-        yield driver
+        return driver
+
+    try:
+        yield start
     finally:
-        driver.close()
+        for driver in started:
+            driver.close()
+
+
+@pytest.fixture
+def kernel(request: pytest.FixtureRequest, kernels: Callable[..., Any]) -> Any:
+    """One kernel of :func:`kernels`. It first runs :data:`support.kernel.LOAD`, or the cells
+    of the closest ``kernel_setup`` marker; none of them may fail."""
+    marker = request.node.get_closest_marker("kernel_setup")
+    driver = kernels(load=marker is None)
+    for cell in marker.args if marker is not None else ():
+        out = driver.run(cell)
+        assert "Error" not in out.texts(), out.texts()
+    return driver
+
+
+INTEGRATION = Path(__file__).resolve().parent / "integration"
+#: The markers of the tiers that start processes: every test under tests/integration/ carries
+#: one, so ``./dev test --fast`` (which selects none of them) need not even collect that folder.
+PROCESS_MARKERS = ("cli", "kernel", "browser", "slow")
+
+
+@pytest.hookimpl(trylast=True)  # after the folders' conftests have added their own markers
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    unmarked = [
+        item.nodeid
+        for item in items
+        if INTEGRATION in Path(item.path).resolve().parents
+        and not any(item.get_closest_marker(name) for name in PROCESS_MARKERS)
+    ]
+    if unmarked:
+        raise pytest.UsageError(
+            "tests under tests/integration/ start processes and must be marked "
+            f"{', '.join(PROCESS_MARKERS)} (a test that starts none belongs in tests/unit/): "
+            + ", ".join(unmarked)
+        )
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -185,3 +224,19 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     for walking that whole heap each time: ~0.2 s alone, ~1 s in the full run. Objects the
     tests create are still collected as before."""
     gc.freeze()
+
+
+_frozen_after: list[Path] = []
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Before the first test of each module, collect what the modules before it left and move
+    what is still alive (what they imported lazily: pygments' lexers, pyplot, the caches they
+    filled) out of the collector's reach, as after collection: otherwise every full collection
+    of the tool tests (one per shell reset) walked that heap again, growing with every module
+    before them (10 s of the fast tier's CPU). The collection first, so no cycle the earlier
+    tests left goes uncollected (and unwarned: a coroutine never awaited)."""
+    if _frozen_after[-1:] != [item.path]:
+        _frozen_after[:] = [item.path]
+        gc.collect()
+        gc.freeze()

@@ -94,13 +94,15 @@ class ThinkingView(_StreamedText):
 
 @dataclass(eq=False, kw_only=True)
 class ImageView(BlockView):
-    """An image: ``media_type`` is sniffed from the bytes when possible, else the wire value.
+    """An image: ``media_type`` is the type sniffed from its bytes where they entered (None:
+    they are no PNG, JPEG, GIF or WebP, and are never shown as an image). Renderers take it
+    from here and never sniff again.
 
     ``origin`` says where it came from (``"attached"`` or ``"tool Read"``) for captions.
     """
 
     kind: ClassVar[str] = "image"
-    media_type: str
+    media_type: str | None
     data: bytes = field(repr=False)
     origin: str = ""
     frozen: bool = True

@@ -60,7 +60,6 @@ from byre_jupyter.ui.viewmodel import (
     ThinkingView,
     ToolCardView,
     TurnView,
-    sniff_image_type,
 )
 
 __all__ = ["Output", "static_outputs", "terminal_text", "turn_html", "turn_markdown"]
@@ -377,8 +376,8 @@ def _image_output(image: ImageView, number: int, left: int, budget: int) -> tupl
     ``budget`` is the turn's whole image budget, for the note.
     """
     caption = image_caption(image, number)
-    mime = sniff_image_type(image.data)
-    if mime is None:  # never let an untrusted media_type become a MIME key
+    mime = image.media_type  # sniffed where the image entered the view
+    if mime is None:
         size = f"{len(image.data):,} bytes"
         return ({"text/plain": f"{caption[:-1]}, unsupported image data, {size}>"}, {}), 0
     data = image.data

@@ -66,7 +66,8 @@ class TerminalPrinter:
     def _(self, block: ImageView, depth: int) -> None:
         if block.id not in self._done:
             size = f"{len(block.data):,} bytes"
-            line = f"{'  ' * depth}[image: {block.media_type}, {size}, {block.origin}]"
+            kind = block.media_type or "unsupported image data"
+            line = f"{'  ' * depth}[image: {kind}, {size}, {block.origin}]"
             self._line(line, block.id)
 
     def _depth(self, view: TurnView, block_id: str) -> int:

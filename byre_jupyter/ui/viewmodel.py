@@ -544,7 +544,8 @@ class TurnView:
             return None
         return ImageView(
             id=self._new_id(),
-            media_type=sniff_image_type(data) or block.media_type,
+            # The wire's media type is the sender's claim: only the bytes say what they are.
+            media_type=sniff_image_type(data),
             data=data,
             origin=origin,
         )

@@ -73,8 +73,12 @@ class KernelDriver:
         self._failed = False
 
     def close(self) -> None:
-        self.kc.stop_channels()
-        self.km.shutdown_kernel(now=False)
+        """Stop the channels and shut the kernel down, skipping what the test already did
+        (closed the driver, or shut the kernel down through ``km``)."""
+        if self.kc.channels_running:
+            self.kc.stop_channels()
+        if self.km.has_kernel:
+            self.km.shutdown_kernel(now=False)
 
     def kernel_pid(self) -> int:
         provisioner = self.km.provisioner

@@ -14,19 +14,18 @@ import re
 import sys
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
 import pytest
-from support.kernel import LOAD, KernelDriver
-from support.rig import tiny_png
+from support.kernel import KernelDriver
+from support.rig import STANDIN, tiny_png
 
 from byre_jupyter import CLIProcessError, Session
 from byre_jupyter.scripted import Reply, ScriptedAPI, Text
 
 TIMEOUT = 90.0
-STANDIN = Path(__file__).resolve().parents[2] / "support" / "standin_cli.py"
 # Built at run time so no credential-shaped literal sits in the repository.
 ANT_KEY = "sk-ant-api03-" + "Zk4" * 25
 JUPYTER_CREDENTIALS = {
@@ -123,6 +122,7 @@ def noisy_standin(tmp_path: Path) -> tuple[str, dict[str, str]]:
     return str(wrapper), {"STANDIN_NOISE": ANT_KEY, "STANDIN_SCRIPT": str(script)}
 
 
+@pytest.mark.slow  # the stand-in CLI
 async def test_cli_stderr_with_a_key_is_redacted_in_the_error(
     noisy_standin: tuple[str, dict[str, str]], tmp_path: Path
 ) -> None:
@@ -138,22 +138,6 @@ async def test_cli_stderr_with_a_key_is_redacted_in_the_error(
 
 
 # -- kernels ----------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def kernels(kernel_env: dict[str, str], workdir: Path) -> Iterator[Callable[..., KernelDriver]]:
-    started: list[KernelDriver] = []
-
-    def start(**extra: str) -> KernelDriver:
-        driver = KernelDriver({**kernel_env, **extra}, str(workdir))
-        started.append(driver)
-        assert "Error" not in driver.run(LOAD).texts()
-        return driver
-
-    yield start
-    for driver in started:
-        if driver.kc.channels_running:  # not closed by the test itself
-            driver.close()
 
 
 def answer(run: object) -> str:

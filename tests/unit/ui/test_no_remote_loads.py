@@ -51,11 +51,12 @@ def test_markdown_fallback_renders_no_image(name: str) -> None:
     assert loaders(html) == [], (markdown, html)
 
 
+@pytest.mark.slow  # ~360 renders of up to 8 KB and their audits: a fifth of the fast tier's CPU
 def test_every_prefix_of_a_streamed_hostile_answer_renders_nothing_that_loads() -> None:
     # The live view renders the text as it grows, from cached finished blocks plus the growing
     # one (half-written tables and fences made tolerant): each stage must be as inert as the end.
     text = corpus_text(BASE)
-    for end in range(0, len(text) + 1, 29):  # about 180 prefixes: the fast tier stays fast
+    for end in range(0, len(text) + 1, 29):  # about 180 prefixes
         for growing in (True, False):
             html = render_markdown(text[:end], growing=growing)
             assert loaders(html) == [], (end, growing, html)
