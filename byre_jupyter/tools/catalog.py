@@ -1,5 +1,6 @@
 """The ``byre`` MCP tools that act on the user's live kernel: python, variables, inspect, history,
-and notebook (the cells on screen through the frontend bridge, ``notebook``: docs/bridge.md).
+notebook (the cells on screen through the frontend bridge, ``notebook``: docs/bridge.md) and
+run_cells (cells run in place, ``notebook_run``; gated and run as ``python`` is).
 
 The model sees them as ``mcp__byre__python`` etc. They run as tasks on the kernel's event loop
 (the control channel answers ``mcp_message`` there; docs/protocol.md, section 6). Only ``python``
@@ -41,6 +42,7 @@ from .notebook import (
     select,
 )
 from .notebook_bridge import bridge_of
+from .notebook_run import RUN_CELLS_DESCRIPTION, RUN_CELLS_SCHEMA, cells_result, run_cells
 from .policy import ApproveFn, PythonApproval, ReadApproval, decide
 from .runner import PythonRun, PythonRunCancelled, PythonRunner
 
@@ -101,7 +103,7 @@ def kernel_tools(
     notebook_path: Callable[[], str | None] = lambda: None,
     asking_cell: Callable[[], str | None] = lambda: None,
 ) -> list[McpTool]:
-    """The five kernel tools for ``shell`` (an ``InteractiveShell``), ready for ``McpServer``.
+    """The six kernel tools for ``shell`` (an ``InteractiveShell``), ready for ``McpServer``.
 
     ``policy`` (``Claude.python_tool``) gates ``python``, ``read_policy`` (``Claude.read_tools``)
     the four read tools; under ``"ask"`` both go to the one ``approve``r.
@@ -130,6 +132,29 @@ def kernel_tools(
         run = redact_run(run, known)  # the card in the notebook is saved and shared too
         _report(on_python_run, run)
         return redact_result(run_result(run), known)
+
+    async def run_cells_tool(args: Mapping[str, Any]) -> ToolResult:
+        asking = asking_cell()  # before any await, as for the notebook tool
+        known = known_secrets_of(shell)
+
+        async def approve_cell(source: str) -> str | None:
+            decision = await decide(PythonApproval(source), policy, approve)
+            return (decision.message or "not approved.") if isinstance(decision, Deny) else None
+
+        outcome = await run_cells(
+            args,
+            shell=shell,
+            bridge=bridge_of(shell),
+            runner=python_runner,
+            approve=approve_cell,
+            asking=asking,
+            redact=lambda text: redact_text(text, known),
+        )
+        if isinstance(outcome, str):
+            return ToolResult.text(outcome, is_error=True)
+        known = known_secrets_of(shell)  # after the runs: they may have made new ones
+        result = cells_result(outcome, lambda run: run_result(redact_run(run, known)), limits)
+        return redact_result(result, known)
 
     def read_tool(
         tool: str, read: Callable[[Mapping[str, Any]], ToolResult | Awaitable[ToolResult]]
@@ -261,6 +286,13 @@ def kernel_tools(
             NOTEBOOK_SCHEMA,
             read_tool("notebook", notebook),
             _READ_ONLY,
+        ),
+        McpTool(
+            "run_cells",
+            RUN_CELLS_DESCRIPTION,
+            RUN_CELLS_SCHEMA,
+            run_cells_tool,
+            {"readOnlyHint": False, "destructiveHint": True, "openWorldHint": True},
         ),
     ]
 
