@@ -2,7 +2,8 @@
  * byre_jupyter's frontend bridge: a JupyterLab 4 / Notebook 7 plugin that opens the
  * `byre.bridge` comm for every notebook whose kernel is ready (again after a restart) and
  * answers the kernel's requests from the notebook model on screen, unsaved edits included
- * (docs/bridge.md).
+ * (docs/bridge.md); it shows the cells the kernel runs in place (run.ts) and offers "Ask
+ * Claude" on errors while the comm is open (ask.ts).
  */
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
@@ -16,6 +17,8 @@ import {
   hello,
   parseRequest
 } from './protocol';
+import { offerAskClaude } from './ask';
+import { CodeCellWidget, applyRunMessage, findIn, parseRunMessage } from './run';
 
 function viewOf(panel: NotebookPanel): NotebookView {
   return {
@@ -34,7 +37,8 @@ function viewOf(panel: NotebookPanel): NotebookView {
   };
 }
 
-function serve(panel: NotebookPanel, frontend: string): void {
+/** Serves `panel`'s notebook; returns whether byre_jupyter's comm is open for it now. */
+function serve(panel: NotebookPanel, frontend: string): () => boolean {
   const view = viewOf(panel);
   const context = panel.sessionContext;
   const registered = new WeakSet<Kernel.IKernelConnection>();
@@ -46,6 +50,15 @@ function serve(panel: NotebookPanel, frontend: string): void {
     }
     comm = opened;
     opened.onMsg = msg => {
+      const run = parseRunMessage(msg.content.data);
+      if (run) {
+        const widgets = panel.content.widgets as unknown as readonly CodeCellWidget[];
+        const reply = applyRunMessage(run, findIn(widgets));
+        if (reply && !opened.isDisposed) {
+          opened.send(reply);
+        }
+        return;
+      }
       const request = parseRequest(msg.content.data);
       if (request && !opened.isDisposed) {
         opened.send(answer(request, view) as unknown as JsonObject);
@@ -89,16 +102,22 @@ function serve(panel: NotebookPanel, frontend: string): void {
     void context.ready.then(() => connect(change.newValue));
   });
   void context.ready.then(() => connect(context.session?.kernel));
+  return () => comm !== null && !comm.isDisposed;
 }
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'byre-jupyter-bridge:plugin',
-  description: 'Lets byre_jupyter read the notebook on screen over a comm.',
+  description: 'Lets byre_jupyter read and run the notebook on screen over a comm.',
   autoStart: true,
   requires: [INotebookTracker],
   activate: (app: JupyterFrontEnd, tracker: INotebookTracker) => {
     const frontend = app.name.toLowerCase().includes('notebook') ? 'notebook' : 'lab';
-    tracker.widgetAdded.connect((_, panel) => serve(panel, frontend));
+    const served = new WeakMap<NotebookPanel, () => boolean>();
+    tracker.widgetAdded.connect((_, panel) => served.set(panel, serve(panel, frontend)));
+    offerAskClaude(
+      notebook => tracker.find(panel => panel.content === notebook) ?? null,
+      panel => served.get(panel)?.() === true
+    );
   }
 };
 
