@@ -37,6 +37,8 @@ interpreter that has none of the user's state.
 outputs and errors, which cell is asking you and which were edited since they ran) use \
 mcp__byre__notebook, not Read on the .ipynb file: the file is JSON that may lag behind the \
 screen.
+- To run notebook cells so their outputs appear in the cells themselves, use \
+mcp__byre__run_cells with their ids.
 - Code meant for the user goes in fenced code blocks in your answer, so they can copy it into \
 a cell.
 - Do not write to the open notebook file with Write, Edit or NotebookEdit: it is open in the \

@@ -133,12 +133,19 @@ def plan(cells: Sequence[Cell], ids: Sequence[str], asking: str | None) -> list[
     return chosen
 
 
+def latest_input(shell: Any) -> str | None:
+    """The source the history holds last: the running ``%%claude`` cell's while it awaits."""
+    raw = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
+    return raw[-1] if type(raw) is list and len(raw) > 1 and type(raw[-1]) is str else None
+
+
 def take_count(shell: Any, source: str) -> int:
     """The next execution count, with ``source`` stored under it in the input history as
     IPython stores a cell's (raw and transformed), so ``In[n]`` and the notebook tool see it.
 
-    The running ``%%claude`` cell took its count when it started; the next cell the user runs
-    gets the one after these (docs/bridge.md)."""
+    The running ``%%claude`` cell took its count when it started, and ipykernel's reply gives
+    it the count before the next free one when it ends; so after the cells it ran the asking
+    cell takes one more count for its own source (docs/bridge.md)."""
     count = int(shell.execution_count)
     history = getattr(shell, "history_manager", None)
     raw = getattr(history, "input_hist_raw", None)
@@ -266,12 +273,31 @@ async def run_cells(
     chosen = plan(read.cells, ids, asking)
     if isinstance(chosen, str):
         return chosen
+    asking_source = latest_input(shell) if asking is not None else None
+    counted: list[int] = []
+    try:
+        return await _run_each(chosen, counted, shell, bridge, runner, approve, redact)
+    finally:
+        if counted and asking_source is not None:
+            take_count(shell, asking_source)  # the asking cell ends after the cells it ran
+
+
+async def _run_each(
+    chosen: Sequence[Cell],
+    counted: list[int],
+    shell: Any,
+    bridge: Bridge,
+    runner: PythonRunner,
+    approve: Approve,
+    redact: Callable[[str], str],
+) -> list[CellRun] | str:
     runs: list[CellRun] = []
     for cell in chosen:
         refused = await approve(cell.source)
         if refused is not None:
             return _stopped(runs, f"Cell {cell.id!r} was not run: {refused}")
         count = take_count(shell, cell.source)
+        counted.append(count)
         try:
             await bridge.request("run.begin", {"cell": cell.id, "execution_count": count})
         except BridgeError as e:

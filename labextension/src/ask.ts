@@ -38,11 +38,12 @@ interface OutputAreaLike {
   widgets: ReadonlyArray<{ node: HTMLElement }>;
 }
 
-/** The node of the cell's last error output, or null. */
+/** The rendered node of the cell's last error output (below its prompt), or null. */
 function errorNode(area: OutputAreaLike): HTMLElement | null {
   for (let i = area.model.length - 1; i >= 0; i--) {
     if (area.model.get(i).type === 'error') {
-      return area.widgets[i]?.node ?? null;
+      const child = area.widgets[i]?.node;
+      return child?.querySelector<HTMLElement>('.jp-OutputArea-output') ?? child ?? null;
     }
   }
   return null;
@@ -55,7 +56,8 @@ function button(onClick: () => void): HTMLButtonElement {
   ask.textContent = ASK_LABEL;
   ask.title = 'Insert a %%claude cell below that asks Claude to fix this error, and run it';
   const style = ask.style;
-  style.margin = '4px 0 4px var(--jp-cell-prompt-width, 64px)';
+  style.display = 'block';
+  style.margin = '6px 0 2px';
   style.padding = '2px 10px';
   style.font = 'var(--jp-ui-font-size1) var(--jp-ui-font-family)';
   style.color = 'var(--jp-ui-font-color1)';

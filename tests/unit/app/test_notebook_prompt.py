@@ -17,3 +17,10 @@ def test_the_tool_the_prompt_names_exists() -> None:
 
     names = {tool.name for tool in kernel_tools(InteractiveShell.instance())}
     assert "notebook" in names
+
+
+def test_the_prompt_names_run_cells_and_the_tool_exists() -> None:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    assert "mcp__byre__run_cells" in system_prompt("/work/analysis.ipynb")
+    assert "run_cells" in {tool.name for tool in kernel_tools(InteractiveShell.instance())}

@@ -248,3 +248,25 @@ async def test_the_runner_interrupt_stops_a_long_cell(
     assert "· interrupted ---" in text_of(result)
     assert front.outputs("long")[-1]["ename"] == "KeyboardInterrupt"
     assert front.methods()[-1] == "run.end"
+
+
+async def test_the_asking_cell_ends_with_the_count_after_the_cells_it_ran(
+    kit: Kit, frontend: Callable[..., Frontend]
+) -> None:
+    """ipykernel's reply gives the %%claude cell the count before the next free one: that is
+    its own, after the cells it ran, with its source in the history under it."""
+    shell, asking = kit.shell, "%%claude\nrun both"
+    claude = shell.execution_count  # as IPython does when the %%claude cell starts
+    shell.history_manager.store_inputs(claude, asking)  # type: ignore[union-attr]
+    shell.execution_count = claude + 1
+    front = frontend(code("a", "first = 1"), code("b", "second = 2"), code("asking", asking))
+    tool = catalog.kernel_tools(
+        shell, policy=lambda: "allow", runner=kit.runner, asking_cell=lambda: "asking"
+    )[-1]
+    await tool.function({"cells": ["a", "b"]})
+    assert [front.cell(i)["execution_count"] for i in ("a", "b")] == [claude + 1, claude + 2]
+    reply = shell.execution_count - 1  # what ipykernel's execute_reply will say
+    assert reply == claude + 3
+    raw = shell.history_manager.input_hist_raw  # type: ignore[union-attr]
+    assert raw[claude + 1 :] == ["first = 1", "second = 2", asking]
+    assert len(raw) == shell.execution_count  # the next cell's source lands at its count
