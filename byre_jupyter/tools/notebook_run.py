@@ -304,7 +304,9 @@ async def _run_each(
             return _stopped(runs, f"Cell {cell.id!r} was not run: {e}")
         outputs = _CellOutputs(bridge, cell.id, count, redact)
         try:
-            run = await runner.run(cell.source, approved_by="run_cells", on_output=outputs)
+            run = await runner.run(
+                cell.source, approved_by="run_cells", on_output=outputs, name=f"cell In[{count}]"
+            )
         except PythonRunCancelled as cancelled:
             _finish(bridge, outputs, cancelled.run)
             raise

@@ -335,25 +335,35 @@ class PythonRunner:
         *,
         approved_by: str = "",
         on_output: Callable[[Output], None] | None = None,
+        name: str | None = None,
     ) -> PythonRun:
         """Run ``code``; returns its record, or raises :class:`PythonRunCancelled` carrying it.
 
         A run whose task was cancelled before the code starts (e.g. while waiting for an earlier
         run) raises ``CancelledError`` without running anything. ``on_output`` gets each output
-        as it comes (streams, displays, then the value and the figures, as a cell shows them).
+        as it comes (streams, displays, then the value and the figures, as a cell shows them);
+        ``name`` is what tracebacks call the code (unique, like ``cell In[3]``; by default
+        ``byre-python-N``).
         """
         task = asyncio.current_task()
         async with _shell_lock(self.shell):
             if task is not None and _cancelling(task):
                 raise asyncio.CancelledError("cancelled before the python run started")
-            return await self._run(code, approved_by, task, Capture(self.limits, on_output))
+            capture = Capture(self.limits, on_output)
+            return await self._run(code, approved_by, task, capture, name)
 
     async def _run(
-        self, code: str, approved_by: str, task: asyncio.Task[Any] | None, capture: Capture
+        self,
+        code: str,
+        approved_by: str,
+        task: asyncio.Task[Any] | None,
+        capture: Capture,
+        name: str | None,
     ) -> PythonRun:
         started = time.perf_counter()
         try:
-            compiled = self._compile(code, f"<byre-python-{next(_RUN_NUMBERS)}>")
+            filename = f"<{name or f'byre-python-{next(_RUN_NUMBERS)}'}>"
+            compiled = self._compile(code, filename)
         except (SyntaxError, ValueError, OverflowError, RecursionError) as e:
             return self._record(
                 code, capture, _Outcome(error=e), None, started, approved_by, figures=[]

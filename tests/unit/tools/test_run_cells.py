@@ -135,6 +135,7 @@ async def test_an_error_goes_to_the_cell_and_to_claude_and_stops_the_rest(
     error = front.outputs("bad")[-1]
     assert error["output_type"] == "error" and error["ename"] == "ZeroDivisionError"
     assert any("1 / 0" in line for line in error["traceback"])
+    assert any('File "<cell In[' in line for line in error["traceback"])  # named as a cell
     assert "ran_next" not in kit.shell.user_ns
     assert front.outputs("next") == [] and "--- cell next" not in text
 
