@@ -2,7 +2,8 @@
 cell the user made, run by Claude, shows its print, rich display and error in its own output
 area with an execution count, Claude gets them back, and the save holds them; a cell the user
 runs into an error offers "Ask Claude", which inserts a prefilled ``%%claude`` cell below that
-names the cell, and runs it. One page load per frontend serves every check."""
+names the cell, and runs it, and only while byre_jupyter is loaded. One page load per frontend
+serves every check."""
 
 from __future__ import annotations
 
@@ -61,6 +62,7 @@ def test_run_cells_shows_outputs_in_the_cell_and_ask_claude_fixes_an_error(
         MINE,
         "%%claude\nRUNCELLS: run my cell",
         "undefined_name_7033",
+        "%unload_ext byre_jupyter\nundefined_after_unload",
     )
     nb.cells[1].id = "mine"
     nb.cells[3].id = "broken"
@@ -147,4 +149,9 @@ def test_run_cells_shows_outputs_in_the_cell_and_ask_claude_fixes_an_error(
     request = api.wait_for_request("ended in an error", timeout=30)
     assert "`broken`" in request.last_user_text
     assert lab.output_locator(4).locator(ASK).count() == 0
+
+    # Without byre_jupyter in the kernel (the comm closed) an error offers nothing.
+    assert not lab.run_cell(5, timeout=60)
+    assert "undefined_after_unload" in lab.output_text(5)
+    assert lab.output_locator(5).locator(ASK).count() == 0
     assert path
