@@ -40,6 +40,8 @@ screen.
 - To change cells (insert, edit or delete them) use mcp__byre__edit_notebook with the cell ids \
 mcp__byre__notebook shows; the user reviews each batch. Short code meant only to be read can \
 go in fenced code blocks in your answer.
+- To run notebook cells so their outputs appear in the cells themselves, use \
+mcp__byre__run_cells with their ids.
 - Never use Read, Write, Edit or NotebookEdit on the open .ipynb file: it is open in the \
 user's editor and unsaved changes there would conflict. Use the notebook tools instead, or run \
 code with mcp__byre__python."""

@@ -6,6 +6,9 @@ run's context (a :class:`~contextvars.ContextVar` set by the run's task; tasks t
 inherit it). Anything else on the kernel loop that prints or displays while the code awaits (the
 ``%%claude`` cell's own UI, another task) goes to the original stream or publisher as before.
 This is what :class:`IPython.utils.capture.capture_output` does, minus its global capture.
+
+A capture may also pass each output on as it comes, as an nbformat output (``on_output``):
+``run_cells`` (``notebook_run.py``) streams them to the cell's own output area.
 """
 
 from __future__ import annotations
@@ -15,16 +18,20 @@ import binascii
 import contextvars
 import logging
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TextIO
 
 from ..protocol import sniff_image_type
 from .bounded import BoundedText, ToolLimits
 
-__all__ = ["Capture", "image_bytes"]
+__all__ = ["Capture", "Output", "image_bytes"]
 
 log = logging.getLogger(__name__)
+
+Output = dict[str, Any]
+"""One nbformat output (``stream``, ``display_data``, ``execute_result``, ``clear_output``);
+a display's data as it was published (images may be bytes)."""
 
 _ACTIVE: contextvars.ContextVar[Capture | None] = contextvars.ContextVar(
     "byre_kernel_capture", default=None
@@ -48,8 +55,11 @@ def image_bytes(value: object) -> bytes | None:
 class Capture:
     """Outputs of one run: bounded stdout, stderr and displayed text, and the first images."""
 
-    def __init__(self, limits: ToolLimits) -> None:
+    def __init__(
+        self, limits: ToolLimits, on_output: Callable[[Output], None] | None = None
+    ) -> None:
         self.limits = limits
+        self.on_output = on_output
         self.stdout = BoundedText(limits.max_output_chars)
         self.stderr = BoundedText(limits.max_output_chars)
         self.displayed = BoundedText(limits.max_output_chars)
@@ -70,6 +80,15 @@ class Capture:
         self.images.append(data)
         return True
 
+    def emit(self, output: Output) -> None:
+        """Pass ``output`` on to ``on_output``; its failing never fails the code that wrote."""
+        if self.on_output is None:
+            return
+        try:
+            self.on_output(output)
+        except Exception:
+            log.warning("byre: an output could not be passed on", exc_info=True)
+
     def add_bundle(self, data: Mapping[str, Any]) -> None:
         for mime in ("image/png", "image/jpeg"):
             image = image_bytes(data.get(mime))
@@ -83,7 +102,8 @@ class Capture:
         else:
             self.displayed.write(f"[displayed {', '.join(sorted(data)) or 'nothing'}]\n")
 
-    def clear_displays(self) -> None:
+    def clear_displays(self, wait: bool = False) -> None:
+        self.emit({"output_type": "clear_output", "wait": wait})
         self.displayed = BoundedText(self.limits.max_output_chars)
         self.images.clear()
         self.images_left_out = 0
@@ -134,6 +154,7 @@ class _Stream:
         sink = self._sink()
         if sink is None:
             return self._inner.write(text)
+        self._capture.emit({"output_type": "stream", "name": self._name, "text": str(text)})
         return sink.write(str(text))
 
     def writelines(self, lines: Any) -> None:
@@ -160,13 +181,16 @@ class _Publisher:
 
     def publish(self, data: Any, metadata: Any = None, *args: Any, **kwargs: Any) -> None:
         if _ACTIVE.get() is self._capture and isinstance(data, Mapping):
+            self._capture.emit(
+                {"output_type": "display_data", "data": dict(data), "metadata": metadata or {}}
+            )
             self._capture.add_bundle(data)
             return
         self._inner.publish(data, metadata, *args, **kwargs)
 
     def clear_output(self, wait: bool = False) -> None:
         if _ACTIVE.get() is self._capture:
-            self._capture.clear_displays()
+            self._capture.clear_displays(wait)
             return
         self._inner.clear_output(wait)
 

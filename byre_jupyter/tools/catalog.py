@@ -1,6 +1,7 @@
 """The ``byre`` MCP tools that act on the user's live kernel: python, variables, inspect, history,
 notebook (the cells on screen through the frontend bridge, ``notebook``: docs/bridge.md) and
-edit_notebook (edits of those cells the user reviews, ``notebook_edit``).
+edit_notebook (edits of those cells the user reviews, ``notebook_edit``) and run_cells (cells
+run in place, ``notebook_run``; gated and run as ``python`` is).
 
 The model sees them as ``mcp__byre__python`` etc. They run as tasks on the kernel's event loop
 (the control channel answers ``mcp_message`` there; docs/protocol.md, section 6). Only ``python``
@@ -54,6 +55,7 @@ from .notebook_edit import (
     plan_edits,
     review_input,
 )
+from .notebook_run import RUN_CELLS_DESCRIPTION, RUN_CELLS_SCHEMA, cells_result, run_cells
 from .policy import ApproveFn, EditApproval, PythonApproval, ReadApproval, decide
 from .runner import PythonRun, PythonRunCancelled, PythonRunner
 
@@ -147,6 +149,29 @@ def kernel_tools(
         run = redact_run(run, known)  # the card in the notebook is saved and shared too
         _report(on_python_run, run)
         return redact_result(run_result(run), known)
+
+    async def run_cells_tool(args: Mapping[str, Any]) -> ToolResult:
+        asking = asking_cell()  # before any await, as for the notebook tool
+        known = known_secrets_of(shell)
+
+        async def approve_cell(source: str) -> str | None:
+            decision = await decide(PythonApproval(source), policy, approve)
+            return (decision.message or "not approved.") if isinstance(decision, Deny) else None
+
+        outcome = await run_cells(
+            args,
+            shell=shell,
+            bridge=bridge_of(shell),
+            runner=python_runner,
+            approve=approve_cell,
+            asking=asking,
+            redact=lambda text: redact_text(text, known),
+        )
+        if isinstance(outcome, str):
+            return ToolResult.text(outcome, is_error=True)
+        known = known_secrets_of(shell)  # after the runs: they may have made new ones
+        result = cells_result(outcome, lambda run: run_result(redact_run(run, known)), limits)
+        return redact_result(result, known)
 
     def read_tool(
         tool: str, read: Callable[[Mapping[str, Any]], ToolResult | Awaitable[ToolResult]]
@@ -378,6 +403,13 @@ def kernel_tools(
             EDIT_NOTEBOOK_SCHEMA,
             edit_notebook,
             {"readOnlyHint": False, "destructiveHint": True, "openWorldHint": False},
+        ),
+        McpTool(
+            "run_cells",
+            RUN_CELLS_DESCRIPTION,
+            RUN_CELLS_SCHEMA,
+            run_cells_tool,
+            {"readOnlyHint": False, "destructiveHint": True, "openWorldHint": True},
         ),
     ]
 

@@ -126,6 +126,15 @@ class Bridge:
 
     # -- requests ------------------------------------------------------------------------
 
+    def notify(self, method: str, params: Mapping[str, Any]) -> bool:
+        """Tell the frontend something that needs no reply (a run's output); False when no
+        frontend is connected. The comm keeps the order of messages."""
+        comm = self._comm
+        if comm is None or self.hello is None:
+            return False
+        comm.send({"type": "notify", "method": method, "params": dict(params)})
+        return True
+
     async def request(
         self, method: str, params: Mapping[str, Any], timeout: float = REQUEST_TIMEOUT
     ) -> Mapping[str, Any]:

@@ -59,8 +59,9 @@ from dataclasses import dataclass, field
 from types import CodeType, FrameType, TracebackType
 from typing import Any, Literal
 
+from ..protocol import sniff_image_type
 from .bounded import DEFAULT_LIMITS, ToolLimits, clip, fit_budget, pretty_repr
-from .capture import Capture, image_bytes
+from .capture import Capture, Output, image_bytes
 from .figures import FigureTracker, as_figure, close_figure, render_figure
 
 __all__ = ["PythonRun", "PythonRunCancelled", "PythonRunner", "RunStatus"]
@@ -328,23 +329,41 @@ class PythonRunner:
 
     # ---------------------------------------------------------------------- run
 
-    async def run(self, code: str, *, approved_by: str = "") -> PythonRun:
+    async def run(
+        self,
+        code: str,
+        *,
+        approved_by: str = "",
+        on_output: Callable[[Output], None] | None = None,
+        name: str | None = None,
+    ) -> PythonRun:
         """Run ``code``; returns its record, or raises :class:`PythonRunCancelled` carrying it.
 
         A run whose task was cancelled before the code starts (e.g. while waiting for an earlier
-        run) raises ``CancelledError`` without running anything.
+        run) raises ``CancelledError`` without running anything. ``on_output`` gets each output
+        as it comes (streams, displays, then the value and the figures, as a cell shows them);
+        ``name`` is what tracebacks call the code (unique, like ``cell In[3]``; by default
+        ``byre-python-N``).
         """
         task = asyncio.current_task()
         async with _shell_lock(self.shell):
             if task is not None and _cancelling(task):
                 raise asyncio.CancelledError("cancelled before the python run started")
-            return await self._run(code, approved_by, task)
+            capture = Capture(self.limits, on_output)
+            return await self._run(code, approved_by, task, capture, name)
 
-    async def _run(self, code: str, approved_by: str, task: asyncio.Task[Any] | None) -> PythonRun:
+    async def _run(
+        self,
+        code: str,
+        approved_by: str,
+        task: asyncio.Task[Any] | None,
+        capture: Capture,
+        name: str | None,
+    ) -> PythonRun:
         started = time.perf_counter()
-        capture = Capture(self.limits)
         try:
-            compiled = self._compile(code, f"<byre-python-{next(_RUN_NUMBERS)}>")
+            filename = f"<{name or f'byre-python-{next(_RUN_NUMBERS)}'}>"
+            compiled = self._compile(code, filename)
         except (SyntaxError, ValueError, OverflowError, RecursionError) as e:
             return self._record(
                 code, capture, _Outcome(error=e), None, started, approved_by, figures=[]
@@ -431,16 +450,22 @@ class PythonRunner:
         result: str | None = None
         if outcome.has_value and outcome.value is not None and compiled and compiled.show_value:
             result = pretty_repr(outcome.value, _PRETTY_MAX_SEQ)
+            shown: dict[str, Any] = {"text/plain": result}
             if as_figure(outcome.value) is None:
                 image = _value_image(outcome.value)
                 if image is not None:
                     capture.add_image(image)
+                    shown[sniff_image_type(image) or "image/png"] = image
+            capture.emit({"output_type": "execute_result", "data": shown, "metadata": {}})
         for figure in figures:
             if len(capture.images) >= limits.max_images:
                 capture.images_left_out += 1
                 continue
             try:
-                capture.add_image(render_figure(figure, limits.figure_dpi))
+                png = render_figure(figure, limits.figure_dpi)
+                capture.add_image(png)
+                figure_data = {"image/png": png, "text/plain": "<Figure>"}
+                capture.emit({"output_type": "display_data", "data": figure_data, "metadata": {}})
             except Exception as e:  # a broken plot must not lose the rest of the result
                 capture.notes.append(f"could not render a figure: {type(e).__name__}: {e}")
         if capture.images_left_out:

@@ -1,8 +1,10 @@
 /**
  * byre_jupyter's frontend bridge: a JupyterLab 4 / Notebook 7 plugin that opens the
  * `byre.bridge` comm for every notebook whose kernel is ready (again after a restart) and
- * answers the kernel's requests from the notebook model on screen, unsaved edits included,
- * and applies the cell edits the user approved to that model (docs/bridge.md).
+ * answers the kernel's requests from the notebook model on screen, unsaved edits included;
+ * it applies the cell edits the user approved to that model (edit.ts), shows the cells the
+ * kernel runs in place (run.ts) and offers "Ask Claude" on errors while the comm is open
+ * (ask.ts) (docs/bridge.md).
  */
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
@@ -17,6 +19,8 @@ import {
   hello,
   parseRequest
 } from './protocol';
+import { offerAskClaude } from './ask';
+import { CodeCellWidget, applyRunMessage, findIn, parseRunMessage } from './run';
 
 function viewOf(panel: NotebookPanel): NotebookView {
   return {
@@ -71,7 +75,8 @@ function editableOf(panel: NotebookPanel): EditableNotebook {
   };
 }
 
-function serve(panel: NotebookPanel, frontend: string): void {
+/** Serves `panel`'s notebook; returns whether byre_jupyter's comm is open for it now. */
+function serve(panel: NotebookPanel, frontend: string): () => boolean {
   const view = viewOf(panel);
   const editable = editableOf(panel);
   const context = panel.sessionContext;
@@ -84,6 +89,15 @@ function serve(panel: NotebookPanel, frontend: string): void {
     }
     comm = opened;
     opened.onMsg = msg => {
+      const run = parseRunMessage(msg.content.data);
+      if (run) {
+        const widgets = panel.content.widgets as unknown as readonly CodeCellWidget[];
+        const reply = applyRunMessage(run, findIn(widgets));
+        if (reply && !opened.isDisposed) {
+          opened.send(reply);
+        }
+        return;
+      }
       const data = msg.content.data;
       const request = parseRequest(data);
       const edit = request ? null : parseEdit(data);
@@ -130,16 +144,22 @@ function serve(panel: NotebookPanel, frontend: string): void {
     void context.ready.then(() => connect(change.newValue));
   });
   void context.ready.then(() => connect(context.session?.kernel));
+  return () => comm !== null && !comm.isDisposed;
 }
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'byre-jupyter-bridge:plugin',
-  description: 'Lets byre_jupyter read and edit the notebook on screen over a comm.',
+  description: 'Lets byre_jupyter read, edit and run the notebook on screen over a comm.',
   autoStart: true,
   requires: [INotebookTracker],
   activate: (app: JupyterFrontEnd, tracker: INotebookTracker) => {
     const frontend = app.name.toLowerCase().includes('notebook') ? 'notebook' : 'lab';
-    tracker.widgetAdded.connect((_, panel) => serve(panel, frontend));
+    const served = new WeakMap<NotebookPanel, () => boolean>();
+    tracker.widgetAdded.connect((_, panel) => served.set(panel, serve(panel, frontend)));
+    offerAskClaude(
+      notebook => tracker.find(panel => panel.content === notebook) ?? null,
+      panel => served.get(panel)?.() === true
+    );
   }
 };
 

@@ -27,3 +27,10 @@ def test_the_prompt_sends_cell_changes_to_the_edit_tool() -> None:
     assert "Never use Read, Write, Edit or NotebookEdit on the open .ipynb" in prompt
     names = {tool.name for tool in kernel_tools(InteractiveShell.instance())}
     assert "edit_notebook" in names
+
+
+def test_the_prompt_names_run_cells_and_the_tool_exists() -> None:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    assert "mcp__byre__run_cells" in system_prompt("/work/analysis.ipynb")
+    assert "run_cells" in {tool.name for tool in kernel_tools(InteractiveShell.instance())}

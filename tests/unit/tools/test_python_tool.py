@@ -315,7 +315,16 @@ async def test_the_tools_through_the_mcp_server(kit: Kit, shell: InteractiveShel
     server.add_tools(list(kit.tools.values()))
     listed = await server.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
     specs = {t["name"]: t for t in listed["result"]["tools"]}
-    assert set(specs) == {"python", "variables", "inspect", "history", "notebook", "edit_notebook"}
+    assert set(specs) == {
+        "python",
+        "variables",
+        "inspect",
+        "history",
+        "notebook",
+        "edit_notebook",
+        "run_cells",
+    }
+    assert specs["run_cells"]["inputSchema"]["required"] == ["cells"]
     assert specs["python"]["inputSchema"]["required"] == ["code"]
     assert specs["inspect"]["inputSchema"]["required"] == ["name"]
     assert specs["history"]["inputSchema"]["properties"]["n"]["maximum"] == 50

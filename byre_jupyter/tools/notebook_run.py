@@ -1,0 +1,359 @@
+"""``mcp__byre__run_cells``: Claude runs notebook cells in place (docs/bridge.md, "run_cells").
+
+The kernel is busy with the ``%%claude`` cell, so a cell cannot be queued the usual way: byre
+reads the cell's source as it is on screen over the frontend bridge and runs it with the
+``python`` tool's runner (``runner.py``: the user's namespace, IPython's transforms, Stop and ■
+interrupt it, no time limit). Each output goes to the frontend as it comes and lands in that
+cell's own output area; the cell gets the next execution count, and its source is stored in the
+kernel's input history under that count, as a cell the user ran is (so the notebook tool no
+longer marks it edited).
+
+Cell sources and what they print are untrusted: text sent to the cell is redacted and bounded
+here, and Claude gets each run bounded and redacted as a ``python`` run's result.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..session.mcp import ToolResult
+from .bounded import ToolLimits, clip, fit_budget
+from .capture import Output
+from .notebook import Cell, read_notebook
+from .notebook_bridge import Bridge, BridgeError
+from .runner import PythonRun, PythonRunCancelled, PythonRunner
+
+__all__ = [
+    "MAX_CELLS",
+    "RUN_CELLS_DESCRIPTION",
+    "RUN_CELLS_SCHEMA",
+    "CellRun",
+    "cells_result",
+    "run_cells",
+]
+
+log = logging.getLogger(__name__)
+
+#: Cells one call may run: a longer batch is a notebook run, which the user starts.
+MAX_CELLS = 10
+#: Text sent to one cell's output area; the rest is left out with a note (the tool's result
+#: is bounded by ``ToolLimits`` anyway, this keeps the notebook and the comm small).
+MAX_CELL_CHARS = 1_000_000
+#: A partial line longer than this is sent without waiting for its end.
+_LINE_CHARS = 8192
+
+RUN_CELLS_DESCRIPTION = f"""\
+Run code cells of the user's open notebook in place, by cell id (ids from \
+mcp__byre__notebook): each cell's current source (as on screen) runs in the user's kernel \
+namespace, like the user running it, and its outputs (prints, displays, figures, errors) appear \
+in that cell with an execution count. Returns what each cell showed: text, the error with its \
+traceback, figures as images. Cells run in the order given; a cell that fails stops the rest. \
+At most {MAX_CELLS} cells per call; markdown cells and %%claude cells cannot be run. Needs the \
+notebook frontend's bridge (JupyterLab or Notebook 7 with byre_jupyter installed). A long run \
+is fine (it streams to the cell; the user can interrupt it). Credentials are shown as \
+[redacted]. Depending on the user's settings each run may need their approval, or the tool \
+may be disabled."""
+
+RUN_CELLS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "cells": {
+            "type": "array",
+            "items": {"type": "string"},
+            "minItems": 1,
+            "maxItems": MAX_CELLS,
+            "description": "The ids of the code cells to run, in order.",
+        }
+    },
+    "required": ["cells"],
+    "additionalProperties": False,
+}
+
+NO_BRIDGE = (
+    "run_cells needs the notebook frontend's bridge (JupyterLab or Notebook 7 with "
+    "byre_jupyter installed in the environment that runs it), and none is connected to this "
+    "kernel (VS Code, nbclient or papermill, or a page without the extension): nothing was run. "
+    "Use mcp__byre__python to run code in the kernel instead."
+)
+
+
+@dataclass(frozen=True)
+class CellRun:
+    """One cell run in place: the cell as read, the count it got, and the python run."""
+
+    cell: Cell
+    count: int
+    run: PythonRun
+
+
+Approve = Callable[[str], Awaitable[str | None]]
+"""Asks about one cell's source: None to run it (the approver's name goes in the run), else
+why not, for Claude. The ``python`` tool's policy and approver (``policy.decide``)."""
+
+
+def is_claude_cell(source: str) -> bool:
+    return source.lstrip().startswith("%%claude")
+
+
+def _requested(args: Mapping[str, Any]) -> list[str] | str:
+    ids = args.get("cells")
+    if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
+        return "`cells` must be a non-empty list of cell ids (from mcp__byre__notebook)."
+    if len(ids) > MAX_CELLS:
+        return (
+            f"{len(ids)} cells asked for; run_cells runs at most {MAX_CELLS} per call. Ask the "
+            "user to run the notebook, or run the cells in several calls."
+        )
+    return list(ids)
+
+
+def plan(cells: Sequence[Cell], ids: Sequence[str], asking: str | None) -> list[Cell] | str:
+    """The cells to run, in order, or why none is run (the model reads it)."""
+    by_id = {cell.id: cell for cell in cells if cell.id}
+    chosen = []
+    for cell_id in ids:
+        cell = by_id.get(cell_id)
+        shown = repr(cell_id[:100])
+        if cell is None:
+            known = ", ".join(list(by_id)[:50])
+            listed = f"; the ids are: {known}" if known else ""
+            return f"There is no cell with id {shown}{listed}. Nothing was run."
+        if cell.cell_type != "code":
+            return f"Cell {shown} is a {cell.cell_type} cell, not code. Nothing was run."
+        if cell_id == asking:
+            return f"Cell {shown} is the %%claude cell asking you; it cannot run itself."
+        if is_claude_cell(cell.source):
+            return f"Cell {shown} is a %%claude cell; run_cells runs only code cells."
+        chosen.append(cell)
+    return chosen
+
+
+def latest_input(shell: Any) -> str | None:
+    """The source the history holds last: the running ``%%claude`` cell's while it awaits."""
+    raw = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
+    return raw[-1] if type(raw) is list and len(raw) > 1 and type(raw[-1]) is str else None
+
+
+def take_count(shell: Any, source: str) -> int:
+    """The next execution count, with ``source`` stored under it in the input history as
+    IPython stores a cell's (raw and transformed), so ``In[n]`` and the notebook tool see it.
+
+    The running ``%%claude`` cell took its count when it started, and ipykernel's reply gives
+    it the count before the next free one when it ends; so after the cells it ran the asking
+    cell takes one more count for its own source (docs/bridge.md)."""
+    count = int(shell.execution_count)
+    history = getattr(shell, "history_manager", None)
+    raw = getattr(history, "input_hist_raw", None)
+    if history is not None and type(raw) is list and len(raw) == count:
+        try:
+            transformed = shell.transform_cell(source)
+        except Exception:  # as the runner: the raw source then stands for both
+            transformed = source
+        history.store_inputs(count, transformed, source)
+        for kept in (history.input_hist_parsed, history.input_hist_raw):
+            if len(kept) == count:  # IPython skips `exit`; keep the list index the count
+                kept.append(source)
+    shell.execution_count = count + 1
+    return count
+
+
+class _CellOutputs:
+    """A run's outputs on their way to the cell: JSON-ready, redacted, bounded, and streams
+    line-buffered (as a terminal shows them; ``print`` writes its parts one by one)."""
+
+    def __init__(self, bridge: Bridge, cell_id: str, count: int, redact: Callable[[str], str]):
+        self.bridge = bridge
+        self.cell_id = cell_id
+        self.count = count
+        self.redact = redact
+        self.sent = 0
+        self.full = False
+        self._stream = ""
+        self._stream_name = "stdout"
+
+    def __call__(self, output: Output) -> None:
+        kind = output.get("output_type")
+        if kind == "stream":
+            name = "stderr" if output.get("name") == "stderr" else "stdout"
+            if name != self._stream_name:
+                self.flush()
+                self._stream_name = name
+            self._stream += str(output.get("text", ""))
+            if "\n" in self._stream or "\r" in self._stream or len(self._stream) > _LINE_CHARS:
+                self.flush()
+            return
+        self.flush()
+        if kind == "clear_output":
+            self._send(output)
+        elif kind in ("display_data", "execute_result"):
+            data = output.get("data")
+            bundle = _bundle(data if isinstance(data, Mapping) else {}, self.redact)
+            out: Output = {"output_type": kind, "data": bundle, "metadata": {}}
+            if kind == "execute_result":
+                out["execution_count"] = self.count
+            self._bounded(out, sum(len(v) for v in bundle.values() if isinstance(v, str)))
+        elif kind == "error":
+            out = {key: output[key] for key in ("output_type", "ename", "evalue", "traceback")}
+            self._bounded(out, 0)  # the error is always shown: it is why the cell stopped
+
+    def flush(self) -> None:
+        text, self._stream = self._stream, ""
+        if text:
+            text = self.redact(text)
+            self._bounded(
+                {"output_type": "stream", "name": self._stream_name, "text": text}, len(text)
+            )
+
+    def _bounded(self, output: Output, size: int) -> None:
+        if self.full and size:
+            return
+        if self.sent + size > MAX_CELL_CHARS:
+            self.full = True
+            note = f"[byre_jupyter: output beyond {MAX_CELL_CHARS} characters is not shown]\n"
+            self._send({"output_type": "stream", "name": "stderr", "text": note})
+            return
+        self.sent += size
+        self._send(output)
+
+    def _send(self, output: Output) -> None:
+        self.bridge.notify("run.output", {"cell": self.cell_id, "output": output})
+
+
+def _bundle(data: Mapping[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:
+    """A display's data as nbformat keeps it: images base64, text redacted, JSON kept."""
+    out: dict[str, Any] = {}
+    for mime, value in data.items():
+        if not isinstance(mime, str):
+            continue
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            out[mime] = base64.b64encode(bytes(value)).decode("ascii")
+        elif isinstance(value, str):
+            out[mime] = value if mime.startswith("image/") else redact(value)
+        elif mime.endswith("json") and isinstance(value, (dict, list)):
+            out[mime] = value  # a widget's model id, application/json: JSON already
+    return out
+
+
+def _error_output(run: PythonRun) -> Output | None:
+    if run.status == "ok" or run.error is None:
+        return None
+    ename, _, evalue = run.error.partition(": ")
+    traceback = (run.traceback or run.error).rstrip().splitlines()
+    return {"output_type": "error", "ename": ename, "evalue": evalue, "traceback": traceback}
+
+
+async def run_cells(
+    args: Mapping[str, Any],
+    *,
+    shell: Any,
+    bridge: Bridge | None,
+    runner: PythonRunner,
+    approve: Approve,
+    asking: str | None,
+    redact: Callable[[str], str],
+) -> list[CellRun] | str:
+    """Run the cells ``args`` names, in place; their runs, or why nothing (more) was run.
+
+    Stops at the first cell that does not run through (an error, an interrupt, a denial) as a
+    notebook's run-all does. A cancellation (Stop) propagates after its cell is finished."""
+    ids = _requested(args)
+    if isinstance(ids, str):
+        return ids
+    if bridge is None or not bridge.connected:
+        return NO_BRIDGE
+    read = await read_notebook(bridge, None, images=False)
+    if isinstance(read, str) or not read.live:
+        why = read if isinstance(read, str) else "the bridge did not answer"
+        return f"The notebook on screen could not be read ({why[:300]}). Nothing was run."
+    chosen = plan(read.cells, ids, asking)
+    if isinstance(chosen, str):
+        return chosen
+    asking_source = latest_input(shell) if asking is not None else None
+    counted: list[int] = []
+    try:
+        return await _run_each(chosen, counted, shell, bridge, runner, approve, redact)
+    finally:
+        if counted and asking_source is not None:
+            take_count(shell, asking_source)  # the asking cell ends after the cells it ran
+
+
+async def _run_each(
+    chosen: Sequence[Cell],
+    counted: list[int],
+    shell: Any,
+    bridge: Bridge,
+    runner: PythonRunner,
+    approve: Approve,
+    redact: Callable[[str], str],
+) -> list[CellRun] | str:
+    runs: list[CellRun] = []
+    for cell in chosen:
+        refused = await approve(cell.source)
+        if refused is not None:
+            return _stopped(runs, f"Cell {cell.id!r} was not run: {refused}")
+        count = take_count(shell, cell.source)
+        counted.append(count)
+        try:
+            await bridge.request("run.begin", {"cell": cell.id, "execution_count": count})
+        except BridgeError as e:
+            return _stopped(runs, f"Cell {cell.id!r} was not run: {e}")
+        outputs = _CellOutputs(bridge, cell.id, count, redact)
+        try:
+            run = await runner.run(
+                cell.source, approved_by="run_cells", on_output=outputs, name=f"cell In[{count}]"
+            )
+        except PythonRunCancelled as cancelled:
+            _finish(bridge, outputs, cancelled.run)
+            raise
+        _finish(bridge, outputs, run)
+        runs.append(CellRun(cell, count, run))
+        if run.status != "ok":
+            break
+    return runs
+
+
+def _finish(bridge: Bridge, outputs: _CellOutputs, run: PythonRun) -> None:
+    error = _error_output(run)
+    if error is not None:
+        error["evalue"] = outputs.redact(error["evalue"])
+        error["traceback"] = [outputs.redact(line) for line in error["traceback"]]
+        outputs(error)
+    outputs.flush()
+    bridge.notify("run.end", {"cell": outputs.cell_id, "execution_count": outputs.count})
+
+
+def _stopped(runs: list[CellRun], why: str) -> list[CellRun] | str:
+    if not runs:
+        return why
+    # What ran stays reported; the reason rides along as a note of the last run.
+    last = runs[-1]
+    noted = dataclasses.replace(last.run, notes=(*last.run.notes, why))
+    return [*runs[:-1], CellRun(last.cell, last.count, noted)]
+
+
+def cells_result(
+    runs: Sequence[CellRun], result_of: Callable[[PythonRun], ToolResult], limits: ToolLimits
+) -> ToolResult:
+    """Claude's result: each cell's run as the ``python`` tool reports one, under a header
+    naming the cell and its count; all of it within one budget and the image limit."""
+    texts: list[str] = []
+    images: list[dict[str, Any]] = []
+    failed = False
+    for item in runs:
+        result = result_of(item.run)
+        failed = failed or result.is_error
+        body = "\n".join(part["text"] for part in result.content if part.get("type") == "text")
+        texts.append(f"--- cell {item.cell.id} · [{item.count}] · {item.run.status} ---\n{body}")
+        images.extend(part for part in result.content if part.get("type") == "image")
+    budgets = fit_budget([len(text) for text in texts], limits.max_output_chars)
+    joined = "\n\n".join(clip(text, budget) for text, budget in zip(texts, budgets, strict=True))
+    out = ToolResult.text(joined, is_error=failed)
+    out.content.extend(images[: limits.max_images])
+    if len(images) > limits.max_images:
+        out.add_text(f"[note] {len(images) - limits.max_images} image(s) left out")
+    return out

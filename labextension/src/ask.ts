@@ -1,0 +1,110 @@
+/**
+ * "Ask Claude" on an error (docs/bridge.md): when a cell that is not a `%%claude` cell ends in
+ * an error, and byre_jupyter is loaded in the notebook's kernel (the bridge's comm is open), a
+ * small button under the error output inserts a `%%claude` cell below, prefilled to fix that
+ * cell's error by its id, and runs it. The model then reads the cell, its traceback and the code
+ * around it with the notebook tool.
+ *
+ * The button is a plain <button> (keyboard-reachable), its text set as text, themed only with
+ * JupyterLab's CSS variables (light and dark), loading nothing.
+ */
+import { NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
+
+/** The class of the affordance (tests and the screenshot find it by it). */
+export const ASK_CLASS = 'byre-ask-claude';
+export const ASK_LABEL = 'Ask Claude';
+
+const CELL_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+export function isClaudeSource(source: string): boolean {
+  return source.trimStart().startsWith('%%claude');
+}
+
+/** The prefilled `%%claude` cell for a cell's error; null for an id nbformat does not allow
+ * (it goes into the prompt, so only a well-formed one is used). */
+export function askSource(cellId: string): string | null {
+  if (!CELL_ID.test(cellId)) {
+    return null;
+  }
+  return (
+    '%%claude\n' +
+    `Cell \`${cellId}\` ended in an error. Read it, its traceback and the cells around it ` +
+    'with the notebook tool, explain the cause briefly, and fix it.'
+  );
+}
+
+interface OutputAreaLike {
+  model: { length: number; get(index: number): { type: string } };
+  widgets: ReadonlyArray<{ node: HTMLElement }>;
+}
+
+/** The rendered node of the cell's last error output (below its prompt), or null. */
+function errorNode(area: OutputAreaLike): HTMLElement | null {
+  for (let i = area.model.length - 1; i >= 0; i--) {
+    if (area.model.get(i).type === 'error') {
+      const child = area.widgets[i]?.node;
+      return child?.querySelector<HTMLElement>('.jp-OutputArea-output') ?? child ?? null;
+    }
+  }
+  return null;
+}
+
+function button(onClick: () => void): HTMLButtonElement {
+  const ask = document.createElement('button');
+  ask.type = 'button';
+  ask.className = ASK_CLASS;
+  ask.textContent = ASK_LABEL;
+  ask.title = 'Insert a %%claude cell below that asks Claude to fix this error, and run it';
+  const style = ask.style;
+  style.display = 'block';
+  style.margin = '6px 0 2px';
+  style.padding = '2px 10px';
+  style.font = 'var(--jp-ui-font-size1) var(--jp-ui-font-family)';
+  style.color = 'var(--jp-ui-font-color1)';
+  style.background = 'var(--jp-layout-color2)';
+  style.border = 'var(--jp-border-width, 1px) solid var(--jp-border-color1)';
+  style.borderRadius = 'var(--jp-border-radius, 2px)';
+  style.cursor = 'pointer';
+  ask.addEventListener('click', onClick);
+  return ask;
+}
+
+/** Offers "Ask Claude" under the errors of cells run in the notebooks `panelOf` knows while
+ * `connected(panel)` says byre_jupyter's comm is open. */
+export function offerAskClaude(
+  panelOf: (notebook: unknown) => NotebookPanel | null,
+  connected: (panel: NotebookPanel) => boolean
+): void {
+  NotebookActions.executed.connect((_, { notebook, cell, success }) => {
+    const panel = panelOf(notebook);
+    if (success || !panel || !connected(panel) || cell.model.type !== 'code') {
+      return;
+    }
+    if (isClaudeSource(cell.model.sharedModel.getSource())) {
+      return;
+    }
+    const source = askSource(cell.model.id);
+    const area = (cell as unknown as { outputArea?: OutputAreaLike }).outputArea;
+    const node = area ? errorNode(area) : null;
+    if (source === null || !node || node.querySelector(`.${ASK_CLASS}`)) {
+      return;
+    }
+    node.appendChild(
+      button(() => {
+        const content = panel.content;
+        const index = content.widgets.indexOf(cell);
+        if (index < 0) {
+          return; // the cell was deleted
+        }
+        content.activeCellIndex = index;
+        NotebookActions.insertBelow(content);
+        const asking = content.activeCell;
+        if (!asking) {
+          return;
+        }
+        asking.model.sharedModel.setSource(source);
+        void NotebookActions.run(content, panel.sessionContext);
+      })
+    );
+  });
+}

@@ -1,0 +1,273 @@
+"""``mcp__byre__run_cells`` (docs/bridge.md) over a stand-in frontend: a cell's source on screen
+runs in the user's namespace, its outputs go to that cell with an execution count and into the
+history, Claude gets them back bounded and redacted; every refusal runs nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+from support.toolkit import PNG_MAGIC, Kit, images_of, text_of
+
+from byre_jupyter.tools import catalog
+from byre_jupyter.tools.bounded import ToolLimits
+from byre_jupyter.tools.notebook_bridge import PROTOCOL, Bridge
+from byre_jupyter.tools.notebook_run import MAX_CELL_CHARS, MAX_CELLS
+
+from .test_notebook_bridge import FakeComm
+from .test_notebook_tool import code
+
+SECRET = "sk-ant-api03-" + "q" * 60
+
+
+class Frontend:
+    """The extension's part: answers reads with ``cells`` and applies what a run sends to the
+    cell it names, as labextension/src/run.ts does."""
+
+    def __init__(self, cells: list[dict[str, Any]]) -> None:
+        self.cells = cells
+        self.bridge, self.comm = Bridge(), FakeComm()
+        hello = {"type": "hello", "protocol": PROTOCOL, "version": "0.1.0", "frontend": "lab"}
+        self.bridge.opened(self.comm, {"content": {"data": {**hello, "path": "live.ipynb"}}})
+        self.comm.send = self._receive  # type: ignore[method-assign]
+        self.messages: list[dict[str, Any]] = []
+
+    def cell(self, cell_id: str) -> dict[str, Any]:
+        return next(cell for cell in self.cells if cell["id"] == cell_id)
+
+    def outputs(self, cell_id: str) -> list[dict[str, Any]]:
+        return list(self.cell(cell_id)["outputs"])
+
+    def methods(self) -> list[str]:
+        return [str(m.get("method")) for m in self.messages]
+
+    def _receive(self, data: dict[str, Any]) -> None:
+        self.messages.append(data)
+        params = data.get("params", {})
+        if data["type"] == "notify" and data["method"] == "run.output":
+            self.cell(params["cell"])["outputs"].append(params["output"])
+        elif data["type"] == "notify" and data["method"] == "run.end":
+            self.cell(params["cell"])["execution_count"] = params["execution_count"]
+        elif data["type"] == "request":
+            result: dict[str, Any] = {}
+            if data["method"] == "read":
+                result = {"path": "live.ipynb", "dirty": True, "cells": self.cells}
+            elif data["method"] == "run.begin":
+                self.cell(params["cell"])["outputs"] = []
+                self.cell(params["cell"])["execution_count"] = None
+            answer = {"type": "reply", "id": data["id"], "ok": True, "result": result}
+            asyncio.get_running_loop().call_soon(self.comm.deliver, answer)
+
+
+@pytest.fixture
+def frontend(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Frontend]:
+    def make(*cells: dict[str, Any]) -> Frontend:
+        front = Frontend(list(cells))
+        monkeypatch.setattr(catalog, "bridge_of", lambda shell: front.bridge)
+        return front
+
+    return make
+
+
+async def test_a_cell_runs_in_place_and_claude_gets_what_it_showed(
+    kit: Kit, frontend: Callable[..., Frontend]
+) -> None:
+    source = (
+        "from IPython.display import display, Markdown\n"
+        "here = %pwd\n"  # IPython syntax works as in a cell
+        "print('printed', len(here) > 0)\n"
+        "display(Markdown('**shown**'))\n"
+        "21 * 2"
+    )
+    front = frontend(code("c1", source, None), code("asking", "%%claude\nrun it"))
+    count = kit.shell.execution_count
+    result = await kit.call("run_cells", cells=["c1"])
+    text = text_of(result)
+    assert not result.is_error, text
+    assert f"--- cell c1 · [{count}] · ok ---" in text
+    assert "printed True" in text and "**shown**" in text and "[result]\n42" in text
+    assert front.methods() == ["read", "run.begin", *["run.output"] * 3, "run.end"]
+    begin = front.messages[1]["params"]
+    assert begin == {"cell": "c1", "execution_count": count}
+    outputs = front.outputs("c1")
+    assert outputs[0] == {"output_type": "stream", "name": "stdout", "text": "printed True\n"}
+    assert outputs[1]["output_type"] == "display_data"
+    assert outputs[1]["data"]["text/markdown"] == "**shown**"
+    assert outputs[2] == {
+        "output_type": "execute_result",
+        "data": {"text/plain": "42"},
+        "metadata": {},
+        "execution_count": count,
+    }
+    assert front.cell("c1")["execution_count"] == count
+    # The history holds it under its count, as a cell the user ran; the next cell comes after.
+    assert kit.shell.history_manager.input_hist_raw[count] == source  # type: ignore[union-attr]
+    assert "run_line_magic" in kit.shell.user_ns["In"][count]
+    assert kit.shell.execution_count == count + 1
+    assert kit.shell.user_ns["here"]
+
+
+async def test_a_cell_run_in_place_is_no_longer_marked_edited(
+    kit: Kit, frontend: Callable[..., Frontend]
+) -> None:
+    ran = kit.shell.run_cell("x = 'as it ran'", store_history=True).execution_count
+    frontend(code("c1", "x = 'typed since'", ran), code("asking", "%%claude\nq"))
+    before = text_of(await kit.call("notebook", cell="c1"))
+    assert "edited since it ran" in before
+    await kit.call("run_cells", cells=["c1"])
+    after = text_of(await kit.call("notebook", cell="c1"))
+    assert "edited since it ran" not in after and "typed since" in after
+
+
+async def test_an_error_goes_to_the_cell_and_to_claude_and_stops_the_rest(
+    kit: Kit, frontend: Callable[..., Frontend]
+) -> None:
+    front = frontend(code("bad", "print('before')\n1 / 0"), code("next", "ran_next = True"))
+    result = await kit.call("run_cells", cells=["bad", "next"])
+    text = text_of(result)
+    assert result.is_error
+    assert "ZeroDivisionError: division by zero" in text and "before" in text
+    error = front.outputs("bad")[-1]
+    assert error["output_type"] == "error" and error["ename"] == "ZeroDivisionError"
+    assert any("1 / 0" in line for line in error["traceback"])
+    assert any('File "<cell In[' in line for line in error["traceback"])  # named as a cell
+    assert "ran_next" not in kit.shell.user_ns
+    assert front.outputs("next") == [] and "--- cell next" not in text
+
+
+async def test_figures_reach_the_cell_and_claude_as_images(
+    kit: Kit, frontend: Callable[..., Frontend]
+) -> None:
+    front = frontend(code("plot", "import matplotlib.pyplot as plt\nplt.plot([1, 3, 2]);"))
+    result = await kit.call("run_cells", cells=["plot"])
+    assert [image[:8] for image in images_of(result)] == [PNG_MAGIC]
+    shown = [o for o in front.outputs("plot") if o["output_type"] == "display_data"]
+    assert base64.b64decode(shown[0]["data"]["image/png"])[:8] == PNG_MAGIC
+
+
+async def test_credentials_are_redacted_in_the_cell_and_in_the_result(
+    kit: Kit, frontend: Callable[..., Frontend]
+) -> None:
+    front = frontend(code("leak", f"token = {SECRET!r}\nprint(token)\nraise ValueError(token)"))
+    result = await kit.call("run_cells", cells=["leak"])
+    assert SECRET not in str(result.content) and "[redacted]" in text_of(result)
+    assert SECRET not in str(front.messages[1:])
+
+
+async def test_output_is_bounded_in_the_cell_and_in_the_result(
+    make_kit: Callable[..., Kit], frontend: Callable[..., Frontend]
+) -> None:
+    kit = make_kit(limits=ToolLimits(max_output_chars=5_000))
+    front = frontend(
+        code("loud", f"for _ in range(3):\n    print('x' * {MAX_CELL_CHARS // 2})"),
+        code("quiet", "print('fine')"),
+    )
+    result = await kit.call("run_cells", cells=["loud", "quiet"])
+    assert len(text_of(result)) < 6_000 and "fine" in text_of(result)
+    sent = "".join(o.get("text", "") for o in front.outputs("loud"))
+    assert len(sent) <= MAX_CELL_CHARS + 200 and "is not shown" in sent
+
+
+@pytest.mark.parametrize(
+    "cells, why",
+    [
+        (["nope"], "There is no cell with id 'nope'; the ids are: c1, md, asking, other"),
+        (["md"], "is a markdown cell"),
+        (["asking"], "is the %%claude cell asking you"),
+        (["other"], "is a %%claude cell"),
+        (["c1"] * (MAX_CELLS + 1), f"at most {MAX_CELLS} per call"),
+        ([], "non-empty list of cell ids"),
+        ("c1", "non-empty list of cell ids"),
+        ([1], "non-empty list of cell ids"),
+    ],
+)
+async def test_refusals_run_nothing(
+    make_kit: Callable[..., Kit], frontend: Callable[..., Frontend], cells: Any, why: str
+) -> None:
+    front = frontend(
+        code("c1", "ran = True"),
+        {"id": "md", "cell_type": "markdown", "source": "# notes", "metadata": {}},
+        code("asking", "%%claude\nrun them"),
+        code("other", "%%claude\nan older question"),
+    )
+    kit = make_kit()
+    kit.tools["run_cells"] = catalog.kernel_tools(
+        kit.shell, policy=lambda: "allow", runner=kit.runner, asking_cell=lambda: "asking"
+    )[-1]
+    count = kit.shell.execution_count
+    result = await kit.call("run_cells", cells=cells)
+    assert result.is_error and why in text_of(result), text_of(result)
+    assert "ran" not in kit.shell.user_ns and kit.shell.execution_count == count
+    assert "run.begin" not in front.methods()
+
+
+async def test_without_the_bridge_nothing_runs(kit: Kit, monkeypatch: pytest.MonkeyPatch) -> None:
+    for bridge in (None, Bridge()):  # none, or one no frontend said hello on
+        monkeypatch.setattr(catalog, "bridge_of", lambda shell, bridge=bridge: bridge)
+        result = await kit.call("run_cells", cells=["c1"])
+        assert result.is_error and "needs the notebook frontend's bridge" in text_of(result)
+    assert kit.runs == []
+
+
+@pytest.mark.parametrize("policy", ["deny", "ask"])
+async def test_the_python_policy_gates_each_cell(
+    make_kit: Callable[..., Kit], frontend: Callable[..., Frontend], policy: str
+) -> None:
+    asked: list[str] = []
+
+    def approve(request: Any) -> bool:
+        asked.append(request.code)
+        return False
+
+    kit = make_kit(policy=policy, approve=approve)
+    front = frontend(code("c1", "ran = True"))
+    result = await kit.call("run_cells", cells=["c1"])
+    assert result.is_error and "ran" not in kit.shell.user_ns
+    assert "run.begin" not in front.methods()
+    assert asked == (["ran = True"] if policy == "ask" else [])
+
+
+async def test_the_runner_interrupt_stops_a_long_cell(
+    kit: Kit, frontend: Callable[..., Frontend], shell: InteractiveShell
+) -> None:
+    started = threading.Event()
+    shell.user_ns["started"] = started
+    front = frontend(code("long", "import time\nprint('working')\nstarted.set()\ntime.sleep(600)"))
+
+    def stop() -> None:
+        if started.wait(30):
+            kit.runner.interrupt()
+
+    threading.Thread(target=stop, daemon=True).start()
+    result = await kit.call("run_cells", cells=["long"])
+    assert result.is_error and "KeyboardInterrupt" in text_of(result)
+    assert "· interrupted ---" in text_of(result)
+    assert front.outputs("long")[-1]["ename"] == "KeyboardInterrupt"
+    assert front.methods()[-1] == "run.end"
+
+
+async def test_the_asking_cell_ends_with_the_count_after_the_cells_it_ran(
+    kit: Kit, frontend: Callable[..., Frontend]
+) -> None:
+    """ipykernel's reply gives the %%claude cell the count before the next free one: that is
+    its own, after the cells it ran, with its source in the history under it."""
+    shell, asking = kit.shell, "%%claude\nrun both"
+    claude = shell.execution_count  # as IPython does when the %%claude cell starts
+    shell.history_manager.store_inputs(claude, asking)  # type: ignore[union-attr]
+    shell.execution_count = claude + 1
+    front = frontend(code("a", "first = 1"), code("b", "second = 2"), code("asking", asking))
+    tool = catalog.kernel_tools(
+        shell, policy=lambda: "allow", runner=kit.runner, asking_cell=lambda: "asking"
+    )[-1]
+    await tool.function({"cells": ["a", "b"]})
+    assert [front.cell(i)["execution_count"] for i in ("a", "b")] == [claude + 1, claude + 2]
+    reply = shell.execution_count - 1  # what ipykernel's execute_reply will say
+    assert reply == claude + 3
+    raw = shell.history_manager.input_hist_raw  # type: ignore[union-attr]
+    assert raw[claude + 1 :] == ["first = 1", "second = 2", asking]
+    assert len(raw) == shell.execution_count  # the next cell's source lands at its count
