@@ -1,0 +1,23 @@
+"""The demo notebook opens clean in JupyterLab: its saved metadata already holds what Lab
+writes on open (the kernel's ``language_info``), so opening it changes nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+from ipykernel.ipkernel import IPythonKernel
+
+DEMO = Path(__file__).parents[2] / "notebooks" / "demo.ipynb"
+
+
+def test_the_demo_saves_what_lab_writes_on_open() -> None:
+    notebook = nbformat.read(DEMO, as_version=4)
+    nbformat.validate(notebook)
+    saved = dict(notebook.metadata.get("language_info", {}))
+    kernel = dict(IPythonKernel.language_info)
+    # The patch version is the kernel's Python's; Lab rewrites it from whichever kernel runs.
+    assert {k: v for k, v in saved.items() if k != "version"} == {
+        k: v for k, v in kernel.items() if k != "version"
+    }
+    assert notebook.metadata["kernelspec"]["name"] == "python3"
