@@ -97,16 +97,18 @@ def image_caption(image: ImageView, number: int) -> str:
 
 
 def footer_parts(view: TurnView) -> list[str]:
-    """model · duration · tokens in/out · cost, then interrupted/error marks."""
+    """model · duration · tokens in/out · cost, then interrupted/error marks. A turn that
+    failed before any model answered (no login, no CLI) shows neither a model nor a cost."""
     parts: list[str] = []
-    if view.model:
+    reached_model = not view.is_error or bool(view.tokens_in or view.tokens_out)
+    if view.model and reached_model:
         parts.append(view.model)
     parts.append(format_duration(view.elapsed_s))
     if view.tokens_in or view.tokens_out:
         parts.append(
             f"{format_tokens(view.tokens_in)} in / {format_tokens(view.tokens_out)} out tokens"
         )
-    if view.cost_usd is not None:
+    if view.cost_usd is not None and reached_model:
         parts.append(f"${view.cost_usd:.4f}")
     if view.interrupted:
         parts.append("interrupted")

@@ -36,6 +36,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from byre_jupyter.protocol.cli_errors import CliErrorKind, classify
 from byre_jupyter.protocol.control import Image
 from byre_jupyter.protocol.messages import (
     ApiRetryMessage,
@@ -112,6 +113,24 @@ def _without_home(text: str, home: str = os.path.expanduser("~")) -> str:
 
 
 # --- the turn -------------------------------------------------------------------------------
+
+
+#: No credentials, in notebook terms: the CLI's own words ("Not logged in · Please run /login")
+#: send the user to its REPL, which a notebook does not have. Plain words, no Markdown marks:
+#: the text is shown escaped in HTML and as plain text alike.
+LOGIN_HELP = (
+    "Claude Code is not logged in. Set ANTHROPIC_API_KEY (with %config Claude.env, or in the "
+    "environment Jupyter starts from), or run claude once in a terminal and log in there. "
+    "%claude doctor checks the setup."
+)
+
+
+def notebook_error_text(text: str) -> str:
+    """The CLI's error text in notebook terms, when we know better words for it (its words
+    are for its own REPL)."""
+    if classify(text) is CliErrorKind.NOT_LOGGED_IN:
+        return LOGIN_HELP
+    return text
 
 
 class TurnView:
@@ -632,8 +651,9 @@ class TurnView:
                     self.add_notice("permission", f"{tool} was not allowed.")
 
     def _error_notice(self, text: str) -> None:
-        # The synthetic API-error assistant line and the result carry the same text (§11).
-        text = self._redact(text)
+        # The synthetic API-error assistant line and the result carry the same text (§11):
+        # one notice, in notebook terms.
+        text = notebook_error_text(self._redact(text))
         for block in self.blocks:
             if (
                 isinstance(block, NoticeView)
