@@ -136,14 +136,19 @@ class TurnController:
             secrets=ext.secrets,
         )
         self.view.model = model_label(session.model)
-        if request.background:
-            # A headless run (nbclient, papermill) may end before the answer arrives: the saved
-            # card must still say why it is empty.
+        #: A --bg cell's placeholder: a notebook saved (or a headless run, nbclient or
+        #: papermill, that ended) before the answer came keeps it, so the card says why it
+        #: is empty; the answer replaces it.
+        self.placeholder = (
             self.view.add_notice(
                 "info",
-                "Ran in the background (--bg): the cell returned at once and the answer shows "
-                "here when it arrives. A headless run that ended first saved only this note.",
+                "Running in the background (--bg): this cell returned at once and Claude's "
+                "answer appears here when it is ready. Saved before then, the notebook keeps "
+                "only this line.",
             )
+            if request.background
+            else None
+        )
         #: The session's handle of this cell's turn, once sent (queued or running).
         self.turn: Turn | None = None
         #: This cell's id, read here in the cell's own context: the kernel's shell parent is a
@@ -235,6 +240,8 @@ class TurnController:
                     self.ext.namespace()[self.request.out] = result
                 extra = self._portable(result)
         finally:
+            if self.placeholder is not None:
+                view.withdraw(self.placeholder)
             entry = self.ext.conversations.entry(session.name)
             if entry is not None:
                 entry.last_view = view

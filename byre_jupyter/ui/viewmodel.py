@@ -284,6 +284,14 @@ class TurnView:
         self._attach(notice, None)
         return notice
 
+    def withdraw(self, notice: NoticeView) -> None:
+        """Take a top-level notice out again (one that held the place of an answer that has
+        now arrived). The live view is replaced by the static record when the turn ends, so
+        only the record needs to lose it."""
+        if notice in self.blocks:
+            self.blocks.remove(notice)
+            self._parents.pop(notice.id, None)
+
     def finish(
         self,
         result: ResultMessage | None = None,

@@ -466,3 +466,19 @@ def test_the_install_advice_names_the_pinned_cli() -> None:
     assert CLI_INSTALL in str(CLINotFoundError("PATH"))
     script = (Path(__file__).parents[3] / "scripts" / "install-cli.sh").read_text()
     assert f'VERSION="${{BYRE_CLI_VERSION:-{pinned}}}"' in script
+
+
+async def test_a_background_cells_note_goes_when_its_answer_arrives(
+    hosts: list[FakeHost],
+) -> None:
+    host = host_with(hosts, [assistant("late answer")])
+    controller = host.cell("slowly", background=True)
+    # Until the answer comes, the cell says why it is empty, in the words of someone who
+    # ran it (a notebook saved now, or a headless run that ends now, keeps this).
+    waiting = static_outputs(controller.view)[0][0]["text/plain"]
+    assert "background (--bg)" in waiting and "headless run that ended first" not in waiting
+    await asyncio.wait_for(controller.run(), 5)
+    final = static_outputs(controller.view)[0][0]
+    assert "late answer" in final["text/plain"]
+    for mime in ("text/plain", "text/markdown", "text/html"):
+        assert "--bg" not in final[mime].replace("\\", ""), final[mime]
