@@ -1,5 +1,6 @@
 """The demo notebook opens clean in JupyterLab: its saved metadata already holds what Lab
-writes on open (the kernel's ``language_info``), so opening it changes nothing."""
+writes on open (the kernel's ``language_info`` and its kernelspec's names), so opening it
+changes nothing (the browser check: tests/integration/browser/test_highlight_browser.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 
 import nbformat
 from ipykernel.ipkernel import IPythonKernel
+from ipykernel.kernelspec import KERNEL_NAME, get_kernel_dict
 
 DEMO = Path(__file__).parents[2] / "notebooks" / "demo.ipynb"
 
@@ -20,4 +22,9 @@ def test_the_demo_saves_what_lab_writes_on_open() -> None:
     assert {k: v for k, v in saved.items() if k != "version"} == {
         k: v for k, v in kernel.items() if k != "version"
     }
-    assert notebook.metadata["kernelspec"]["name"] == "python3"
+    spec = get_kernel_dict()
+    assert notebook.metadata["kernelspec"] == {
+        "display_name": spec["display_name"],
+        "language": spec["language"],
+        "name": KERNEL_NAME,
+    }
