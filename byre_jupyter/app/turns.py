@@ -348,11 +348,20 @@ class TurnController:
             return Deny(decision.message, interrupt=True)
         return decision
 
-    def card(self, tool_name: str, tool_input: Mapping[str, Any]) -> ApprovalCard | None:
-        """An approval card in this cell, or None when nobody can click (no widgets)."""
+    def card(
+        self, tool_name: str, tool_input: Mapping[str, Any], tool_use_id: str | None = None
+    ) -> ApprovalCard | None:
+        """An approval card in this cell, or None when nobody can click (no widgets). The
+        tool card of ``tool_use_id`` says "waiting for approval" until it is answered."""
         if self.turn is None or self.turn.done():
             return None
-        return self.surface.ask(tool_name, tool_input)
+        card = self.surface.ask(tool_name, tool_input)
+        if card is not None and tool_use_id is not None:
+            self.surface.update(self.view.awaiting_approval(tool_use_id, True))
+            card.decision.add_done_callback(
+                lambda _f: self.surface.update(self.view.awaiting_approval(tool_use_id, False))
+            )
+        return card
 
     def notice(self, kind: str, text: str) -> None:
         """A notice in this cell's view (kept in its static output)."""

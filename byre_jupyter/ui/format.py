@@ -79,6 +79,8 @@ def card_title(card: ToolCardView, numbers: dict[str, int] | None = None) -> str
     elif not card.has_result:
         if card.frozen:
             parts.append("no result")
+        elif card.awaiting_approval:
+            parts.append("waiting for approval")
         elif card.task_status:
             parts.append(card.task_status)
         else:
@@ -122,8 +124,11 @@ def card_input_text(card: ToolCardView) -> str:
 
     Empty when the one-line summary already says everything (``Read`` of a path). Hidden
     characters (bidi overrides, zero-width, ``\\r``...) show as ``⟨U+202E⟩`` markers, so the
-    saved record of a tool call reads as what ran (ui/reveal.py).
+    saved record of a tool call reads as what ran (ui/reveal.py). Empty too while its
+    approval card waits: that card shows the whole input, once (ui/approval_card.py).
     """
+    if card.awaiting_approval:
+        return ""
     return reveal(_card_input(card))
 
 

@@ -284,6 +284,15 @@ class TurnView:
         self._attach(notice, None)
         return notice
 
+    def awaiting_approval(self, tool_use_id: str, waiting: bool) -> list[BlockView]:
+        """Mark the tool card of ``tool_use_id`` as waiting for its approval card (or no longer);
+        returns the changed blocks for the surface (none when there is no such card)."""
+        card = self.card(tool_use_id)
+        if card is not None and card.awaiting_approval != waiting:
+            card.awaiting_approval = waiting
+            self._touch(card)
+        return self._take_changed()
+
     def withdraw(self, notice: NoticeView) -> None:
         """Take a top-level notice out again (one that held the place of an answer that has
         now arrived). The live view is replaced by the static record when the turn ends, so
