@@ -30,7 +30,7 @@ from typing import Any, Protocol
 
 from ..errors import ByreError
 from ..protocol import Image, ResultMessage, model_label, model_option
-from ..session import Allow, Deny, PermissionRequest, Session, Turn, TurnResult
+from ..session import Allow, Decision, Deny, PermissionRequest, Session, Turn, TurnResult
 from ..ui import TurnView
 from ..ui.approval_card import ApprovalCard
 from .approvals import TurnOwner
@@ -358,9 +358,12 @@ class TurnController:
         card = self.surface.ask(tool_name, tool_input)
         if card is not None and tool_use_id is not None:
             self.surface.update(self.view.awaiting_approval(tool_use_id, True))
-            card.decision.add_done_callback(
-                lambda _f: self.surface.update(self.view.awaiting_approval(tool_use_id, False))
-            )
+
+            def answered(decision: asyncio.Future[Decision]) -> None:
+                denied = not decision.cancelled() and isinstance(decision.result(), Deny)
+                self.surface.update(self.view.awaiting_approval(tool_use_id, False, denied=denied))
+
+            card.decision.add_done_callback(answered)
         return card
 
     def notice(self, kind: str, text: str) -> None:

@@ -74,7 +74,9 @@ def card_title(card: ToolCardView, numbers: dict[str, int] | None = None) -> str
         parts.append(card.summary)
     if card.elapsed_s is not None:
         parts.append(format_duration(card.elapsed_s))
-    if card.is_error:
+    if card.denied:
+        parts.append("denied")
+    elif card.is_error:
         parts.append("error")
     elif not card.has_result:
         if card.frozen:
@@ -155,7 +157,11 @@ _USAGE = re.compile(r"<usage>.*?</usage>", re.S)
 def card_result_text(card: ToolCardView) -> str:
     """What a card shows of its tool's result. A subagent's hand-back is the CLI's frame
     (``<tools-used-before-summary>``, "[Subagent hand-back] ...", ``agentId: ...``,
-    ``<usage>``) around the subagent's report: only the report is shown, as "Answered: ..."."""
+    ``<usage>``) around the subagent's report: only the report is shown, as "Answered: ...".
+    A denied call shows none: the CLI's result then only repeats the denial, which the
+    decision's notice says (app/approvals.py)."""
+    if card.denied:
+        return ""
     text = card.result_text or ""
     if not tool_info(card.name).subagent or card.is_error:
         return text

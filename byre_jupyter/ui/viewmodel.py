@@ -284,12 +284,15 @@ class TurnView:
         self._attach(notice, None)
         return notice
 
-    def awaiting_approval(self, tool_use_id: str, waiting: bool) -> list[BlockView]:
-        """Mark the tool card of ``tool_use_id`` as waiting for its approval card (or no longer);
-        returns the changed blocks for the surface (none when there is no such card)."""
+    def awaiting_approval(
+        self, tool_use_id: str, waiting: bool, *, denied: bool = False
+    ) -> list[BlockView]:
+        """Mark the tool card of ``tool_use_id`` as waiting for its approval card, or no longer
+        (``denied``: the user said no); returns the changed blocks for the surface (none when
+        there is no such card)."""
         card = self.card(tool_use_id)
-        if card is not None and card.awaiting_approval != waiting:
-            card.awaiting_approval = waiting
+        if card is not None and (card.awaiting_approval, card.denied) != (waiting, denied):
+            card.awaiting_approval, card.denied = waiting, denied
             self._touch(card)
         return self._take_changed()
 
@@ -664,6 +667,10 @@ class TurnView:
         for denial in result.permission_denials:
             if isinstance(denial, Mapping):
                 tool = str(denial.get("tool_name", "tool"))
+                # A denial clicked on a card is said once already, by its decision's notice.
+                card = self.card(str(denial.get("tool_use_id", "")))
+                if card is not None and card.denied:
+                    continue
                 if not any(t.startswith(f"{tool} was not allowed") for t in seen):
                     self.add_notice("permission", f"{tool} was not allowed.")
 
