@@ -37,7 +37,7 @@ ALLOW = 'button.widget-button:has-text("Allow once")'
 ALWAYS = 'button.widget-button:has-text("Always allow (session)")'
 DENY = 'button.widget-button:has-text("Deny")'
 STOP = 'button.widget-button:has-text("Stop")'
-REASON = 'input[placeholder="reason (optional, sent to Claude)"]'
+REASON = 'textarea[placeholder="reason (optional, sent to Claude)"]'
 MODE_LABEL = "Permissions"  # the menu's visible label
 
 
