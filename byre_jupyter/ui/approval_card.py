@@ -438,14 +438,16 @@ class ApprovalCard:
         self.always = make_button(ALWAYS_LABEL, "", "check-double")
         self.deny = make_button("Deny", "danger", "times")
         self.reason = own(
-            # Several wrapping rows: a one-line box scrolled a long reason out of view.
-            W.Textarea(
+            # A row of its own under the buttons, the card's whole width: squeezed beside them
+            # (14em) an 88-character reason scrolled out of view. A one-line Text, not a
+            # Textarea: its value syncs on blur before the Deny click, which the browser tests
+            # of a typed reason hold it to (tests/integration/browser/test_approvals.py).
+            W.Text(
                 placeholder="reason (optional, sent to Claude)",
-                rows=3,
                 # Synced on blur, i.e. before the click that blurs it reaches the kernel: a
                 # per-key sync could still sit in the browser's buffer when Deny arrives.
                 continuous_update=False,
-                layout=own(W.Layout(width="auto", flex="1 1 20em", min_width="12em")),
+                layout=own(W.Layout(width="auto", flex="1 1 100%", min_width="12em")),
             )
         )
         for button, choice in ((self.allow, "allow"), (self.always, "always"), (self.deny, "deny")):

@@ -316,9 +316,11 @@ def test_the_record_of_a_decision_names_the_command_or_code() -> None:
     assert write.summary == write.title and "secret body" not in write.summary
 
 
-def test_the_reason_box_wraps_a_long_reason_in_view(loop: asyncio.AbstractEventLoop) -> None:
+def test_the_reason_box_has_a_row_of_its_own(loop: asyncio.AbstractEventLoop) -> None:
     card, _ = card_for(loop, "Bash", {"command": "ls"})
-    assert isinstance(card.reason, W.Textarea) and card.reason.rows >= 3
+    # Its own row, the card's whole width (about 85 characters at 700 px), not 14em beside
+    # the buttons.
+    assert card.reason.layout.flex == "1 1 100%"
     assert card.reason.continuous_update is False  # synced before the Deny click lands
     reason = "no: this folder holds the only copy of the survey export, use a scratch dir instead"
     card.reason.value = reason
