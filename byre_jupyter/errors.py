@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 
 from .redact import redact_text, secret_values
+from .version import CLI_INSTALL
 
 __all__ = [
     "ByreError",
@@ -48,9 +49,9 @@ class CLINotFoundError(ByreError):
         self.searched = searched
         self.hint = hint  # what to configure, when we can tell more (a kernel gateway)
         super().__init__(
-            f"Claude Code CLI not found ({searched}). Install it with "
-            "`npm install -g @anthropic-ai/claude-code`, or point byre_jupyter at it with "
-            "`%config Claude.cli_path = '/path/to/claude'` or the BYRE_CLAUDE_PATH variable."
+            f"Claude Code CLI not found ({searched}). Install it with {CLI_INSTALL} (in a "
+            "terminal), or point byre_jupyter at it with "
+            "%config Claude.cli_path = '/path/to/claude' or the BYRE_CLAUDE_PATH variable."
             + (f"\n{hint}" if hint else "")
         )
 

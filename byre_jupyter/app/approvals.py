@@ -70,7 +70,9 @@ EDITS_WITHOUT_ASKING = ("acceptEdits", "bypassPermissions")
 class TurnOwner(Protocol):
     """The cell a turn belongs to, as approvals see it (``turns.TurnController``)."""
 
-    def card(self, tool_name: str, tool_input: Mapping[str, Any]) -> ApprovalCard | None: ...
+    def card(
+        self, tool_name: str, tool_input: Mapping[str, Any], tool_use_id: str | None = None
+    ) -> ApprovalCard | None: ...
     def notice(self, kind: str, text: str) -> None: ...
 
 
@@ -134,7 +136,9 @@ class Approvals:
         policy."""
         if request.tool_name.startswith("mcp__byre__"):
             return Allow(approved_by="policy")
-        decision = await self.ask(session, owner, request.tool_name, request.input)
+        decision = await self.ask(
+            session, owner, request.tool_name, request.input, request.tool_use_id
+        )
         if decision is None:
             return Deny(TOOL_HEADLESS.format(tool=request.tool_name))
         if isinstance(decision, Allow):
@@ -233,8 +237,10 @@ class Approvals:
         owner: TurnOwner | None,
         tool_name: str,
         tool_input: Mapping[str, Any],
+        tool_use_id: str | None = None,
     ) -> Decision | None:
-        """Show an approval card in the owner's cell and wait for the click.
+        """Show an approval card in the owner's cell and wait for the click (the tool card of
+        ``tool_use_id``, when known, says meanwhile that it waits for approval).
 
         Returns None when nobody can answer (a headless run, or a turn no cell owns): the
         caller applies its policy. A standing allowance that covers the call answers it without
@@ -259,7 +265,7 @@ class Approvals:
                 rule = allowance_text(allowance, _RULE_CHARS)
                 note("approved", f"{title} (always allowed in this session: {rule})")
                 return Allow(approved_by="always")
-        card = owner.card(tool_name, tool_input) if owner is not None else None
+        card = owner.card(tool_name, tool_input, tool_use_id) if owner is not None else None
         if card is None:
             if self.config.headless_permission == "allow":
                 note("approved", f"{title} (headless policy: allow)")

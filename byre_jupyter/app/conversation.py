@@ -30,6 +30,7 @@ from IPython.display import DisplayHandle
 
 from ..session import Ledger, Session, TurnResult
 from ..ui import TurnView
+from ..ui.history import HistoryEntry, history_bundle
 from .surfaces import current_cell_id
 
 __all__ = [
@@ -332,35 +333,17 @@ class Conversations:
 # -- %claude history / checkout -------------------------------------------------------------
 
 
-def render_history(name: str, tree: ConversationTree) -> str:
-    """The tree as text: one line per turn, its children indented below it.
-
-    ``#2 [5] cell 3f2a9c1d  $0.0012  Explain the plot…``; ``●`` marks the turn the session
-    continues from, ``stale`` an answer left on an older branch.
-    """
+def render_history(name: str, tree: ConversationTree) -> dict[str, str]:
+    """The tree's mimebundle (``ui.history``): one row per turn, ``●`` on the branch the
+    session continues from, ``stale`` for an answer left on an older branch."""
     current = tree.on_current_branch()
     root = f"(resumed conversation {tree.base})" if tree.base else "(start)"
-    lines = [f"session {name!r}: {len(tree.turns)} turn(s); ● = current, ○ = an older branch"]
-    lines.append(root + ("  ● current" if tree.current is None else ""))
-
-    def walk(parent: TurnNode | None, indent: str) -> None:
-        children = list(tree.children(parent))
-        for i, node in enumerate(children):
-            last = i == len(children) - 1
-            lines.append(indent + ("└─ " if last else "├─ ") + _history_line(node, current, tree))
-            walk(node, indent + ("   " if last else "│  "))
-
-    walk(None, "")
-    return "\n".join(lines)
+    if tree.current is None:
+        root += "  ● current"
+    return history_bundle(name, root, [_history_entry(n, current, tree) for n in tree.turns])
 
 
-def _history_line(node: TurnNode, current: set[int], tree: ConversationTree) -> str:
-    where = f"cell {node.cell[:8]}" if node.cell else "no cell"
-    cost = f"${node.cost_usd:.4f}" if node.cost_usd is not None else "$-"
-    prompt = " ".join(node.prompt.split())
-    if len(prompt) > 50:
-        prompt = prompt[:49] + "…"
-    state = "●" if id(node) in current else "○"
+def _history_entry(node: TurnNode, current: set[int], tree: ConversationTree) -> HistoryEntry:
     flags = []
     if node is tree.current:
         flags.append("current")
@@ -370,8 +353,16 @@ def _history_line(node: TurnNode, current: set[int], tree: ConversationTree) -> 
         flags.append("interrupted")
     if node.stale_since is not None:
         flags.append("stale")
-    tail = f"  ({', '.join(flags)})" if flags else ""
-    return f"{state} #{node.number} {node.label()} {where}  {cost}  {prompt}{tail}"
+    return HistoryEntry(
+        number=node.number,
+        parent=node.parent.number if node.parent is not None else None,
+        label=node.label(),
+        cell=node.cell[:8] if node.cell else None,
+        cost_usd=node.cost_usd,
+        prompt=node.prompt,
+        current_branch=id(node) in current,
+        flags=tuple(flags),
+    )
 
 
 def find_turn(tree: ConversationTree, spec: str) -> TurnNode | None:

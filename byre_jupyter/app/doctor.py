@@ -18,17 +18,15 @@ from dataclasses import dataclass
 from ..errors import ByreError
 from ..tools.notebook_bridge import Bridge
 from ..transport.launch import bypass_refusal, find_cli, gateway_hint
+from ..version import CLI_INSTALL, TESTED_CLI
 
 __all__ = ["CLI_INSTALL", "TESTED_CLI", "Check", "bridge_check", "doctor_checks", "render_checks"]
 
-#: The CLI release the test suite runs against (scripts/install-cli.sh pins it).
-TESTED_CLI = (2, 1, 328)
 #: The releases we claim: the tested one and later 2.1.x (same protocol line); below it the
 #: control messages we rely on are untested, and 2.2 may change the protocol.
 SUPPORTED_CLI = (TESTED_CLI, (2, 2, 0))
 #: npm's ``engines`` for CLI 2.1.198 and later: Node 20 installs 2.1.197 at most.
 CLI_NEEDS_NODE = 22
-CLI_INSTALL = "npm install -g @anthropic-ai/claude-code@" + ".".join(map(str, TESTED_CLI))
 #: ipykernel releases before this handle widget messages (Stop, the model menu, approval
 #: buttons) only when the running cell ends (README, "Install").
 IPYKERNEL_LIVE_WIDGETS = (7, 4)

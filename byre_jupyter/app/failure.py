@@ -6,33 +6,25 @@ stop there (``Claude.on_error = "show"`` keeps the cell ok). ■ ends the turn g
 raises :class:`CellInterrupted`, a ``KeyboardInterrupt`` as an interrupted cell raises: ipykernel
 answers such a cell with status "error" and aborts the queued cells below (its
 ``stop_on_error``), so Run All + ■ stops everything. Both print one short line instead of a
-traceback (IPython's ``_render_traceback_`` hook): the output above already says what happened.
+traceback (IPython's ``_render_traceback_`` hook): the output above already says what happened,
+so the line names the failure and points there rather than repeating it. The whole message stays
+the exception's value (``evalue``), which is what nbclient and papermill report.
 """
 
 from __future__ import annotations
 
+import re
+
 from ..errors import ByreError
-from ..protocol.cli_errors import CliErrorKind, classify
+from ..ui.viewmodel import LOGIN_HELP, notebook_error_text
 
-__all__ = ["CellInterrupted", "TurnFailed", "notebook_error_text"]
-
-LOGIN_HELP = (
-    "Claude Code is not logged in. In a notebook: set ANTHROPIC_API_KEY (e.g. in "
-    "`%config Claude.env`, or in the environment Jupyter starts from), or run `claude` once "
-    "in a terminal and log in there. `%claude doctor` checks the setup."
-)
+__all__ = ["LOGIN_HELP", "CellInterrupted", "TurnFailed", "notebook_error_text"]
 
 
-def notebook_error_text(text: str) -> str:
-    """The CLI's error text in notebook terms, when we know better words for it (its words
-    are for its own REPL)."""
-    if classify(text) is CliErrorKind.NOT_LOGGED_IN:
-        return LOGIN_HELP
-    return text
-
-
-def _first_line(text: str, limit: int = 300) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
+def _headline(text: str, limit: int = 120) -> str:
+    """The message's first sentence (of its first line), for the cell's one error line."""
+    line = text.strip().splitlines()[0] if text.strip() else "the turn failed"
+    line = re.split(r"(?<=[.!?])\s", line, maxsplit=1)[0].rstrip(".")
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
@@ -44,7 +36,7 @@ class TurnFailed(ByreError):
         super().__init__(message)
 
     def _render_traceback_(self) -> list[str]:
-        return [f"\x1b[31mTurnFailed\x1b[0m: {_first_line(self.message)}"]
+        return [f"\x1b[31mTurnFailed\x1b[0m: {_headline(self.message)} (the turn above says more)"]
 
 
 class CellInterrupted(KeyboardInterrupt):

@@ -30,7 +30,7 @@ from typing import Any, Protocol
 
 from ..errors import ByreError
 from ..protocol import Image, ResultMessage, model_label, model_option
-from ..session import Allow, Deny, PermissionRequest, Session, Turn, TurnResult
+from ..session import Allow, Decision, Deny, PermissionRequest, Session, Turn, TurnResult
 from ..ui import TurnView
 from ..ui.approval_card import ApprovalCard
 from .approvals import TurnOwner
@@ -140,14 +140,19 @@ class TurnController:
             secrets=ext.secrets,
         )
         self.view.model = model_label(session.model)
-        if request.background:
-            # A headless run (nbclient, papermill) may end before the answer arrives: the saved
-            # card must still say why it is empty.
+        #: A --bg cell's placeholder: a notebook saved (or a headless run, nbclient or
+        #: papermill, that ended) before the answer came keeps it, so the card says why it
+        #: is empty; the answer replaces it.
+        self.placeholder = (
             self.view.add_notice(
                 "info",
-                "Ran in the background (--bg): the cell returned at once and the answer shows "
-                "here when it arrives. A headless run that ended first saved only this note.",
+                "Running in the background (--bg): this cell returned at once and Claude's "
+                "answer appears here when it is ready. Saved before then, the notebook keeps "
+                "only this line.",
             )
+            if request.background
+            else None
+        )
         #: The session's handle of this cell's turn, once sent (queued or running).
         self.turn: Turn | None = None
         #: This cell's id, read here in the cell's own context: the kernel's shell parent is a
@@ -242,6 +247,8 @@ class TurnController:
                     self.ext.namespace()[self.request.out] = result
                 extra = self._portable(result)
         finally:
+            if self.placeholder is not None:
+                view.withdraw(self.placeholder)
             entry = self.ext.conversations.entry(session.name)
             if entry is not None:
                 entry.last_view = view
@@ -348,11 +355,23 @@ class TurnController:
             return Deny(decision.message, interrupt=True)
         return decision
 
-    def card(self, tool_name: str, tool_input: Mapping[str, Any]) -> ApprovalCard | None:
-        """An approval card in this cell, or None when nobody can click (no widgets)."""
+    def card(
+        self, tool_name: str, tool_input: Mapping[str, Any], tool_use_id: str | None = None
+    ) -> ApprovalCard | None:
+        """An approval card in this cell, or None when nobody can click (no widgets). The
+        tool card of ``tool_use_id`` says "waiting for approval" until it is answered."""
         if self.turn is None or self.turn.done():
             return None
-        return self.surface.ask(tool_name, tool_input)
+        card = self.surface.ask(tool_name, tool_input)
+        if card is not None and tool_use_id is not None:
+            self.surface.update(self.view.awaiting_approval(tool_use_id, True))
+
+            def answered(decision: asyncio.Future[Decision]) -> None:
+                denied = not decision.cancelled() and isinstance(decision.result(), Deny)
+                self.surface.update(self.view.awaiting_approval(tool_use_id, False, denied=denied))
+
+            card.decision.add_done_callback(answered)
+        return card
 
     def notice(self, kind: str, text: str) -> None:
         """A notice in this cell's view (kept in its static output)."""

@@ -461,7 +461,7 @@ class ClaudeMagics(Magics):
         tree = self.ext.conversations.tree(args.name)
         if tree is None or not tree.turns:
             raise UsageError(f"no turn yet in session {args.name!r}")
-        print(render_history(args.name, tree))
+        display(render_history(args.name, tree), raw=True)
 
     def _cmd_checkout(self, args: argparse.Namespace) -> None:
         name = args.session

@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 from byre_jupyter.session.permissions import Allow, Allowance, Decision, Deny
 from byre_jupyter.ui.edit_card import review_text
+from byre_jupyter.ui.highlight import highlight_spans
 from byre_jupyter.ui.markdown import escape_text
 from byre_jupyter.ui.reveal import count_hidden, count_lookalikes, reveal, reveal_html
 from byre_jupyter.ui.toolinfo import (
@@ -70,6 +71,8 @@ _BODY_LABELS: dict[BodyKind, str] = {
     "prompt": "Prompt",
     "input": "Input",
 }
+#: The language a body is highlighted as (ui/highlight.py); the others are shown plain.
+_BODY_LANGUAGES: dict[BodyKind, str] = {"command": "bash", "code": "python", "diff": "diff"}
 # Above this the box surely scrolls; the size line then says so.
 _SCROLL_HINT_LINES = 18
 _SCROLL_HINT_CHARS = 1_500
@@ -397,9 +400,8 @@ def body_html(request: ToolRequest) -> str:
     if request.body:
         size = escape_text(_size_line(_BODY_LABELS[request.kind], request.body))
         parts.append(f'<div class="byre-approval-size" style="{_DIM}">{size}</div>')
-        parts.append(
-            f'<pre class="byre-approval-body" style="{_PRE}">{reveal_html(request.body)}</pre>'
-        )
+        code = highlight_spans(request.body, _BODY_LANGUAGES.get(request.kind))
+        parts.append(f'<pre class="byre-approval-body" style="{_PRE}">{code}</pre>')
     if request.extra:
         parts.append(f'<div style="{_DIM}">Other input</div>')
         parts.append(
@@ -447,12 +449,16 @@ class ApprovalCard:
         self.always = make_button(ALWAYS_LABEL, "", "check-double")
         self.deny = make_button("Deny", "danger", "times")
         self.reason = own(
+            # A row of its own under the buttons, the card's whole width: squeezed beside them
+            # (14em) an 88-character reason scrolled out of view. A one-line Text, not a
+            # Textarea: its value syncs on blur before the Deny click, which the browser tests
+            # of a typed reason hold it to (tests/integration/browser/test_approvals.py).
             W.Text(
                 placeholder="reason (optional, sent to Claude)",
                 # Synced on blur, i.e. before the click that blurs it reaches the kernel: a
                 # per-key sync could still sit in the browser's buffer when Deny arrives.
                 continuous_update=False,
-                layout=own(W.Layout(width="auto", flex="1 1 14em", min_width="10em")),
+                layout=own(W.Layout(width="auto", flex="1 1 100%", min_width="12em")),
             )
         )
         for button, choice in ((self.allow, "allow"), (self.always, "always"), (self.deny, "deny")):

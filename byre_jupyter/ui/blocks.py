@@ -139,6 +139,10 @@ class ToolCardView(BlockView):
     task_id: str | None = None
     task_status: str | None = None
     task_note: str | None = None
+    #: Its approval card waits for the user (the tool has not started).
+    awaiting_approval: bool = False
+    #: The user denied it on its approval card (whose notice says so, with the reason).
+    denied: bool = False
     children: list[BlockView] = field(default_factory=list)
 
     @property

@@ -74,11 +74,15 @@ def card_title(card: ToolCardView, numbers: dict[str, int] | None = None) -> str
         parts.append(card.summary)
     if card.elapsed_s is not None:
         parts.append(format_duration(card.elapsed_s))
-    if card.is_error:
+    if card.denied:
+        parts.append("denied")
+    elif card.is_error:
         parts.append("error")
     elif not card.has_result:
         if card.frozen:
             parts.append("no result")
+        elif card.awaiting_approval:
+            parts.append("waiting for approval")
         elif card.task_status:
             parts.append(card.task_status)
         else:
@@ -97,16 +101,18 @@ def image_caption(image: ImageView, number: int) -> str:
 
 
 def footer_parts(view: TurnView) -> list[str]:
-    """model · duration · tokens in/out · cost, then interrupted/error marks."""
+    """model · duration · tokens in/out · cost, then interrupted/error marks. A turn that
+    failed before any model answered (no login, no CLI) shows neither a model nor a cost."""
     parts: list[str] = []
-    if view.model:
+    reached_model = not view.is_error or bool(view.tokens_in or view.tokens_out)
+    if view.model and reached_model:
         parts.append(view.model)
     parts.append(format_duration(view.elapsed_s))
     if view.tokens_in or view.tokens_out:
         parts.append(
             f"{format_tokens(view.tokens_in)} in / {format_tokens(view.tokens_out)} out tokens"
         )
-    if view.cost_usd is not None:
+    if view.cost_usd is not None and reached_model:
         parts.append(f"${view.cost_usd:.4f}")
     if view.interrupted:
         parts.append("interrupted")
@@ -120,8 +126,11 @@ def card_input_text(card: ToolCardView) -> str:
 
     Empty when the one-line summary already says everything (``Read`` of a path). Hidden
     characters (bidi overrides, zero-width, ``\\r``...) show as ``⟨U+202E⟩`` markers, so the
-    saved record of a tool call reads as what ran (ui/reveal.py).
+    saved record of a tool call reads as what ran (ui/reveal.py). Empty too while its
+    approval card waits: that card shows the whole input, once (ui/approval_card.py).
     """
+    if card.awaiting_approval:
+        return ""
     return reveal(_card_input(card))
 
 
@@ -148,7 +157,11 @@ _USAGE = re.compile(r"<usage>.*?</usage>", re.S)
 def card_result_text(card: ToolCardView) -> str:
     """What a card shows of its tool's result. A subagent's hand-back is the CLI's frame
     (``<tools-used-before-summary>``, "[Subagent hand-back] ...", ``agentId: ...``,
-    ``<usage>``) around the subagent's report: only the report is shown, as "Answered: ..."."""
+    ``<usage>``) around the subagent's report: only the report is shown, as "Answered: ...".
+    A denied call shows none: the CLI's result then only repeats the denial, which the
+    decision's notice says (app/approvals.py)."""
+    if card.denied:
+        return ""
     text = card.result_text or ""
     if not tool_info(card.name).subagent or card.is_error:
         return text

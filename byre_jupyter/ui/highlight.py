@@ -38,7 +38,7 @@ from pygments.util import ClassNotFound
 
 from byre_jupyter.ui.reveal import reveal_html
 
-__all__ = ["CODE_STYLE_PROPERTIES", "PRE_STYLE", "highlight_code", "language_of"]
+__all__ = ["CODE_STYLE_PROPERTIES", "PRE_STYLE", "highlight_code", "highlight_spans", "language_of"]
 
 #: CSS properties a code block uses; the sanitizers keep these and drop every other one.
 CODE_STYLE_PROPERTIES = frozenset(
@@ -126,16 +126,21 @@ def _style(token: _TokenType) -> str:
     return ""
 
 
-def highlight_code(code: str, info: str | None = None) -> str:
-    """``code`` as a boxed, highlighted ``<pre><code>`` (escaped; pure)."""
+def highlight_spans(code: str, info: str | None = None) -> str:
+    """``code`` as escaped, highlighted inline HTML (styled spans), for a box of the caller's
+    own (the approval card's); hidden characters as ``⟨U+…⟩`` markers (pure)."""
     lexer = _lexer(language_of(info)) if len(code) <= _MAX_HIGHLIGHTED else None
     if lexer is None:
-        body = reveal_html(code)
-    else:
-        parts: list[str] = []
-        for token, text in lexer.get_tokens(code):
-            escaped = reveal_html(text)
-            style = _style(token)
-            parts.append(f'<span style="{style}">{escaped}</span>' if style else escaped)
-        body = "".join(parts)
+        return reveal_html(code)
+    parts: list[str] = []
+    for token, text in lexer.get_tokens(code):
+        escaped = reveal_html(text)
+        style = _style(token)
+        parts.append(f'<span style="{style}">{escaped}</span>' if style else escaped)
+    return "".join(parts)
+
+
+def highlight_code(code: str, info: str | None = None) -> str:
+    """``code`` as a boxed, highlighted ``<pre><code>`` (escaped; pure)."""
+    body = highlight_spans(code, info)
     return f'<pre style="{PRE_STYLE}"><code style="{CODE_STYLE}">{body}</code></pre>\n'

@@ -310,7 +310,7 @@ class _CardWidget(_BlockWidget):
             parts.append(f'<pre style="{_PRE}">{escape_text(truncate(shown))}</pre>')
         if block.task_note:
             parts.append(f'<div style="opacity:0.7">{escape_text(block.task_note)}</div>')
-        if block.result_text:
+        if card_result_text(block):  # none for a denied call: its notice says it
             color = ";color:#c0392b" if block.is_error else ""
             text = escape_text(truncate(card_result_text(block)))
             parts.append(f'<pre style="{_PRE}{color}">{text}</pre>')

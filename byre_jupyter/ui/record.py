@@ -170,8 +170,9 @@ def _html_card(card: ToolCardView, numbers: dict[str, int]) -> str:
     children = _html_blocks(card.children, numbers)
     if children:
         body.append(f'<div style="{_STYLES["nest"]}">{"".join(children)}</div>')
-    if card.result_text:
-        body.append(_pre(card_result_text(card), error=card.is_error))
+    result = card_result_text(card)
+    if result:
+        body.append(_pre(result, error=card.is_error))
     return f"<details><summary>{title}</summary>{''.join(body)}</details>"
 
 
@@ -268,8 +269,9 @@ def _md_card(card: ToolCardView, numbers: dict[str, int], prose: Prose) -> str:
     if children:
         nested = "\n\n".join(children)
         parts.append("\n".join(f"> {line}" if line else ">" for line in nested.split("\n")))
-    if card.result_text:
-        parts.append(code_fence(truncate(card_result_text(card))))
+    result = card_result_text(card)
+    if result:
+        parts.append(code_fence(truncate(result)))
     return "\n\n".join(parts)
 
 
@@ -334,7 +336,7 @@ def _(block: ToolCardView, numbers: dict[str, int], max_lines: int) -> str:
     children = _text_blocks(block.children, numbers, max_lines)
     if children:
         lines.append(_indent("\n".join(children), "  │ "))
-    if block.result_text:
+    if block.result_text and not block.denied:  # a denial's notice says it (card_result_text)
         result = _indent(_head(block.result_text.rstrip(), max_lines), "    ")
         lines.append("  ⎿ " + result[4:])
     return "\n".join(lines)

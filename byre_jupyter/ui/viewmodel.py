@@ -36,6 +36,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from byre_jupyter.protocol.cli_errors import CliErrorKind, classify
 from byre_jupyter.protocol.control import Image
 from byre_jupyter.protocol.messages import (
     ApiRetryMessage,
@@ -112,6 +113,24 @@ def _without_home(text: str, home: str = os.path.expanduser("~")) -> str:
 
 
 # --- the turn -------------------------------------------------------------------------------
+
+
+#: No credentials, in notebook terms: the CLI's own words ("Not logged in · Please run /login")
+#: send the user to its REPL, which a notebook does not have. Plain words, no Markdown marks:
+#: the text is shown escaped in HTML and as plain text alike.
+LOGIN_HELP = (
+    "Claude Code is not logged in. Set ANTHROPIC_API_KEY (with %config Claude.env, or in the "
+    "environment Jupyter starts from), or run claude once in a terminal and log in there. "
+    "%claude doctor checks the setup."
+)
+
+
+def notebook_error_text(text: str) -> str:
+    """The CLI's error text in notebook terms, when we know better words for it (its words
+    are for its own REPL)."""
+    if classify(text) is CliErrorKind.NOT_LOGGED_IN:
+        return LOGIN_HELP
+    return text
 
 
 class TurnView:
@@ -264,6 +283,26 @@ class TurnView:
         notice = NoticeView(id=self._new_id(), notice_kind=kind, text=text, frozen=True)
         self._attach(notice, None)
         return notice
+
+    def awaiting_approval(
+        self, tool_use_id: str, waiting: bool, *, denied: bool = False
+    ) -> list[BlockView]:
+        """Mark the tool card of ``tool_use_id`` as waiting for its approval card, or no longer
+        (``denied``: the user said no); returns the changed blocks for the surface (none when
+        there is no such card)."""
+        card = self.card(tool_use_id)
+        if card is not None and (card.awaiting_approval, card.denied) != (waiting, denied):
+            card.awaiting_approval, card.denied = waiting, denied
+            self._touch(card)
+        return self._take_changed()
+
+    def withdraw(self, notice: NoticeView) -> None:
+        """Take a top-level notice out again (one that held the place of an answer that has
+        now arrived). The live view is replaced by the static record when the turn ends, so
+        only the record needs to lose it."""
+        if notice in self.blocks:
+            self.blocks.remove(notice)
+            self._parents.pop(notice.id, None)
 
     def finish(
         self,
@@ -629,12 +668,17 @@ class TurnView:
         for denial in result.permission_denials:
             if isinstance(denial, Mapping):
                 tool = str(denial.get("tool_name", "tool"))
+                # A denial clicked on a card is said once already, by its decision's notice.
+                card = self.card(str(denial.get("tool_use_id", "")))
+                if card is not None and card.denied:
+                    continue
                 if not any(t.startswith(f"{tool} was not allowed") for t in seen):
                     self.add_notice("permission", f"{tool} was not allowed.")
 
     def _error_notice(self, text: str) -> None:
-        # The synthetic API-error assistant line and the result carry the same text (§11).
-        text = self._redact(text)
+        # The synthetic API-error assistant line and the result carry the same text (§11):
+        # one notice, in notebook terms.
+        text = notebook_error_text(self._redact(text))
         for block in self.blocks:
             if (
                 isinstance(block, NoticeView)

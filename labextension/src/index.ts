@@ -11,6 +11,7 @@ import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel } from '@jupyterlab/services';
 
 import { EditableNotebook, applyEdits, parseEdit } from './edit';
+import highlight from './highlight';
 import {
   JsonObject,
   NotebookView,
@@ -163,4 +164,4 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default plugin;
+export default [plugin, highlight];

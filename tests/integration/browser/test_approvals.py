@@ -24,7 +24,7 @@ import pytest
 from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, ScriptedRequest, Text, ToolUse
 
 from .conftest import BOTH_FRONTENDS
-from .harness import HarnessError, LabPage, new_notebook, wait_until
+from .harness import ARTIFACTS, HarnessError, LabPage, new_notebook, wait_until
 
 pytestmark = pytest.mark.cli
 
@@ -217,6 +217,7 @@ def test_typed_reason_arrives_whole(
     field.press_sequentially(" instead, thanks", delay=20)  # keys after the paste
     reason = "not in this folder, use the scratch dir /tmp/x instead, thanks"
     assert len(reason) >= 40 and field.input_value() == reason
+    box.screenshot(path=str(ARTIFACTS / "approval-card-long-reason.png"))
     box.locator(DENY).click()
     assert lab.wait_for_cell(1, timeout=60)
 

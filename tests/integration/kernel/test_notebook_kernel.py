@@ -167,6 +167,9 @@ def test_background_turn_returns_at_once_and_updates_later(
     api.wait_for_request("slowly", timeout=60)  # the turn is still pending at the API
     api.release()
     kernel.wait(lambda: "late answer" in json.dumps(run.outputs), timeout=60)
+    # The final record takes the place of the cell's "running in the background" line.
+    kernel.wait(lambda: "(--bg)" not in json.dumps(run.outputs), timeout=30)
+    assert "late answer" in json.dumps(run.outputs)
     # The -o variable appears when the background turn has ended; ask until it has.
     probe = "print(getattr(globals().get('bg'), 'text', None))"
     kernel.wait(lambda: "late answer" in kernel.run(probe).texts(), timeout=30)

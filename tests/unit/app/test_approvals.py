@@ -20,7 +20,9 @@ class Cell:
         self.notices: list[tuple[str, str]] = []
         self.cards = 0
 
-    def card(self, tool_name: str, tool_input: Mapping[str, Any]) -> Any:
+    def card(
+        self, tool_name: str, tool_input: Mapping[str, Any], tool_use_id: str | None = None
+    ) -> Any:
         if self.answer is None:
             return None  # nobody can click (headless)
         self.cards += 1

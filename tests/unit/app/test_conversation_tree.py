@@ -85,15 +85,15 @@ def test_history_shows_branches_cells_cost_and_current() -> None:
     run(tree, "cell-bbbbbbbbb", "old second")
     run(tree, "cell-ccccccccc", "third")
     run(tree, "cell-bbbbbbbbb", "new second")
-    text = render_history("default", tree)
+    text = render_history("default", tree)["text/plain"]
     lines = text.splitlines()
     assert any("#2" in line and "○" in line and "old second" in line for line in lines)
     assert any("#4" in line and "●" in line and "(current)" in line for line in lines)
     assert "$0.0010" in text and "cell cell-aaa" in text
-    # #3 hangs under #2, #4 under #1: the branch shows as indentation.
-    two, three, four = (next(i for i, x in enumerate(lines) if f"#{n} " in x) for n in (2, 3, 4))
-    indent = lambda i: len(lines[i]) - len(lines[i].lstrip(" │├└─"))  # noqa: E731
-    assert indent(three) > indent(two) == indent(four)
+    # #1 is the trunk; #2 (with #3 straight after it) and #4 are its two branches.
+    line = {n: next(x for x in lines if f"#{n} " in x) for n in (1, 2, 3, 4)}
+    assert line[1].startswith("●") and line[2].startswith("├─ ○")
+    assert line[3].startswith("│  ○") and line[4].startswith("└─ ●")
 
 
 def test_find_turn_by_number_count_cell_and_start() -> None:

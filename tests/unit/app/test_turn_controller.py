@@ -17,15 +17,19 @@ from support.rig import tiny_png
 from support.waiting import apoll
 
 from byre_jupyter.app.conversation import Conversations
-from byre_jupyter.app.failure import CellInterrupted, TurnFailed
+from byre_jupyter.app.failure import LOGIN_HELP, CellInterrupted, TurnFailed
 from byre_jupyter.app.inputs import resolve_image
 from byre_jupyter.app.surfaces import SurfaceControls
 from byre_jupyter.app.turns import TurnController, TurnRequest, run_turn
+from byre_jupyter.errors import CLINotFoundError
 from byre_jupyter.protocol import control
 from byre_jupyter.session import Allow, Deny, PermissionRequest, Session, TurnResult
 from byre_jupyter.ui import TurnView, viewmodel
 from byre_jupyter.ui.approval_card import ApprovalCard
 from byre_jupyter.ui.blocks import BlockView
+from byre_jupyter.ui.format import footer_parts
+from byre_jupyter.ui.record import static_outputs
+from byre_jupyter.version import CLI_INSTALL, TESTED_CLI
 
 BASH = Ask("can_use_tool", {"tool_name": "Bash", "input": {"command": "ls"}})
 
@@ -401,3 +405,83 @@ async def test_an_attached_image_is_sniffed_once_where_it_is_made(
     block = sent["message"]["content"][0]
     assert block["type"] == "image" and block["source"]["media_type"] == "image/png"
     assert [i.media_type for i in controller.view.attached_images] == ["image/png"]
+
+
+#: What CLI 2.1.328 writes for a turn without credentials (no key, no ``~/.claude`` login): a
+#: synthetic API-error assistant line, then an error result that never reached a model.
+NOT_LOGGED_IN: list[Item] = [
+    {
+        "type": "assistant",
+        "parent_tool_use_id": None,
+        "error": "authentication_failed",
+        "is_api_error_message": True,
+        "message": {
+            "id": "synthetic-1",
+            "model": "<synthetic>",
+            "role": "assistant",
+            "content": [{"type": "text", "text": "Not logged in · Please run /login"}],
+            "usage": {"input_tokens": 0, "output_tokens": 0},
+        },
+    },
+    {
+        "type": "result",
+        "subtype": "success",
+        "is_error": True,
+        "result": "Not logged in · Please run /login",
+        "terminal_reason": "api_error",
+        "num_turns": 1,
+        "duration_ms": 300,
+        "total_cost_usd": 0,
+        "usage": {"input_tokens": 0, "output_tokens": 0},
+        "modelUsage": {},
+    },
+]
+
+
+async def test_a_failed_login_says_once_in_notebook_terms_what_to_do(
+    hosts: list[FakeHost],
+) -> None:
+    host = host_with(hosts, NOT_LOGGED_IN)
+    controller = host.cell("hello")
+    await asyncio.wait_for(controller.run(), 5)
+    html, plain, markdown = (
+        static_outputs(controller.view)[0][0][k]
+        for k in ("text/html", "text/plain", "text/markdown")
+    )
+    for text in (html, plain, markdown):
+        assert "/login" not in text, text  # a REPL command, meaningless in a notebook
+        assert text.count(LOGIN_HELP.split(".")[0]) == 1, text  # one message
+        assert "ANTHROPIC" in text and "%claude doctor" in text
+        assert "$0" not in text  # no cost, and no model, for a turn that reached none
+    assert "`" not in html  # our own words carry no Markdown marks into the HTML
+    assert footer_parts(controller.view) == ["0.3 s", "error"]
+    with pytest.raises(TurnFailed) as raised:
+        controller.end_cell()
+    # The cell's error line names the failure and points up; it does not repeat the advice.
+    (line,) = raised.value._render_traceback_()
+    assert "ANTHROPIC_API_KEY" not in line and "above" in line
+    assert raised.value.message == LOGIN_HELP  # the whole text, for nbclient and papermill
+
+
+def test_the_install_advice_names_the_pinned_cli() -> None:
+    pinned = ".".join(map(str, TESTED_CLI))
+    assert CLI_INSTALL.endswith(f"@anthropic-ai/claude-code@{pinned}")
+    assert CLI_INSTALL in str(CLINotFoundError("PATH"))
+    script = (Path(__file__).parents[3] / "scripts" / "install-cli.sh").read_text()
+    assert f'VERSION="${{BYRE_CLI_VERSION:-{pinned}}}"' in script
+
+
+async def test_a_background_cells_note_goes_when_its_answer_arrives(
+    hosts: list[FakeHost],
+) -> None:
+    host = host_with(hosts, [assistant("late answer")])
+    controller = host.cell("slowly", background=True)
+    # Until the answer comes, the cell says why it is empty, in the words of someone who
+    # ran it (a notebook saved now, or a headless run that ends now, keeps this).
+    waiting = static_outputs(controller.view)[0][0]["text/plain"]
+    assert "background (--bg)" in waiting and "headless run that ended first" not in waiting
+    await asyncio.wait_for(controller.run(), 5)
+    final = static_outputs(controller.view)[0][0]
+    assert "late answer" in final["text/plain"]
+    for mime in ("text/plain", "text/markdown", "text/html"):
+        assert "--bg" not in final[mime].replace("\\", ""), final[mime]

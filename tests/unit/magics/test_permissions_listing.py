@@ -26,7 +26,9 @@ class Clicks:
     def __init__(self, allowance: Allowance) -> None:
         self.allowance = allowance
 
-    def card(self, tool_name: str, tool_input: Mapping[str, Any]) -> Any:
+    def card(
+        self, tool_name: str, tool_input: Mapping[str, Any], tool_use_id: str | None = None
+    ) -> Any:
         future = asyncio.get_running_loop().create_future()
         future.set_result(Allow(remember=self.allowance))
         return SimpleNamespace(decision=future)

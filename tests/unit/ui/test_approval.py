@@ -21,6 +21,7 @@ import ipywidgets as W
 import pytest
 from support import wire as fx
 
+from byre_jupyter.session import Deny
 from byre_jupyter.ui.approval_card import ApprovalCard, describe_tool_request
 from byre_jupyter.ui.record import static_outputs
 
@@ -313,3 +314,25 @@ def test_the_record_of_a_decision_names_the_command_or_code() -> None:
     assert len(long.summary) < 200
     write = describe_request("Write", {"file_path": "/p/f.py", "content": "secret body"})
     assert write.summary == write.title and "secret body" not in write.summary
+
+
+def test_the_reason_box_has_a_row_of_its_own(loop: asyncio.AbstractEventLoop) -> None:
+    card, _ = card_for(loop, "Bash", {"command": "ls"})
+    # Its own row, the card's whole width (about 85 characters at 700 px), not 14em beside
+    # the buttons.
+    assert card.reason.layout.flex == "1 1 100%"
+    assert card.reason.continuous_update is False  # synced before the Deny click lands
+    reason = "no: this folder holds the only copy of the survey export, use a scratch dir instead"
+    card.reason.value = reason
+    assert len(reason) >= 80 and card.answer("deny", card.reason.value) == Deny(reason)
+
+
+def test_code_in_the_card_is_highlighted_and_still_whole(loop: asyncio.AbstractEventLoop) -> None:
+    code = "def total(xs):\n    return sum(x for x in xs if x)  # \u202e\n"
+    card, text = card_for(loop, "mcp__byre__python", {"code": code})
+    body = next(w.value for w in card.widget.children if "byre-approval-body" in str(w.value))
+    assert "<span style=" in body and ">def</span>" in body  # a keyword of its own
+    assert marker("\u202e") in text and "sum(x for x in xs if x)" in text  # all there, revealed
+    command, _ = card_for(loop, "Bash", {"command": 'for f in *.csv; do wc -l "$f"; done'})
+    shell = next(w.value for w in command.widget.children if "byre-approval-body" in str(w.value))
+    assert ">for</span>" in shell or ">do</span>" in shell
