@@ -1,4 +1,7 @@
-"""Benchmark 7: streaming cost per shape of answer, on both surfaces.
+"""Benchmark 8: streaming cost per shape of answer, on both surfaces.
+
+Run with ``python -m bench --only shapes`` or alone: ``python -m bench.shapes [SCALE]``, which
+rewrites this section of ``bench/RESULTS.md``.
 
 Each shape is one turn of stream-json lines, parsed up front and fed at an even pace
 (:data:`DELTA_RATE` deltas a second, as the CLI writes a fast answer) through the real
@@ -28,14 +31,15 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import sys
 import time
 from collections.abc import Iterator
 from typing import Any
 
-from .common import Section, fmt, method_of, run_worker, summary
+from .common import Section, fmt, method_of, run_worker, summary, update_results
 from .gen import _WORDS, SESSION, _Writer
 
-__all__ = ["DELTA_RATE", "SHAPES", "measure", "replay", "shape_lines"]
+__all__ = ["DELTA_RATE", "SHAPES", "main", "measure", "replay", "shape_lines"]
 
 #: Deltas a second: a fast answer (the issue measured 10,000 deltas over 10 s).
 DELTA_RATE = 1000.0
@@ -230,7 +234,7 @@ def replay(shape: str, surface: str, scale: float, rate: float = DELTA_RATE) -> 
 
 
 def measure(scale: float = 1.0, reps: int = 1, shapes: tuple[str, ...] = SHAPES) -> Section:
-    section = Section("shapes", "7. Streaming cost per shape of answer", method_of(__doc__))
+    section = Section("shapes", "8. Streaming cost per shape of answer", method_of(__doc__))
     table = section.table(
         f"{DELTA_RATE:g} deltas/s, sizes x{scale:g}; median of {reps} runs, fresh interpreter each",
         "shape",
@@ -247,6 +251,7 @@ def measure(scale: float = 1.0, reps: int = 1, shapes: tuple[str, ...] = SHAPES)
     )
     worst: dict[str, float] = {}
     ratios: list[float] = []
+    pacing: list[float] = []
     for shape in shapes:
         runs: dict[str, list[dict[str, Any]]] = {"none": [], "widgets": [], "draft": []}
         for _ in range(reps):
@@ -255,6 +260,7 @@ def measure(scale: float = 1.0, reps: int = 1, shapes: tuple[str, ...] = SHAPES)
                     run_worker("shapes:replay", {"shape": shape, "surface": name, "scale": scale})
                 )
         base = summary([r["cpu"] / r["wall"] for r in runs["none"]])["median"]
+        pacing.append(100 * base)
         for name in ("widgets", "draft"):
             reports = runs[name]
 
@@ -294,8 +300,31 @@ def measure(scale: float = 1.0, reps: int = 1, shapes: tuple[str, ...] = SHAPES)
         max(ratios) <= 3,
     )
     section.notes.append(
+        f"The pacing alone (asyncio sleeps and TurnView.apply at {DELTA_RATE:g} messages/s, no "
+        f"surface) took {fmt(min(pacing))}-{fmt(max(pacing))}% of a core: the goal's 10% "
+        "includes it, where a real kernel pays its pipe reads and parsing instead (benchmark 3 "
+        "measures a real kernel). A stream that took longer than its deltas / rate fell behind "
+        "its pace (the loop was busy, or the machine loaded)."
+    )
+    section.notes.append(
         "'less pacing' subtracts the same replay into no surface (its asyncio sleeps and "
         "TurnView.apply alone). No frontend and no ZMQ: the kernel's own sending (session "
         "signing, zmq) is not counted, so a real kernel costs somewhat more (benchmark 3)."
     )
     return section
+
+
+def main(scale: float = 1.0) -> None:
+    t0 = time.perf_counter()
+    section = measure(scale)
+    section.seconds = time.perf_counter() - t0
+    for table in section.tables:
+        print(table.markdown(), "\n")
+    for check in section.checks:
+        print(f"[{'met' if check.met else 'MISSED'}] {check.goal}: {check.figure}")
+    update_results(section)
+    print("wrote bench/RESULTS.md")
+
+
+if __name__ == "__main__":
+    main(float(sys.argv[1]) if len(sys.argv) > 1 else 1.0)

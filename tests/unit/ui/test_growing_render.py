@@ -44,6 +44,7 @@ WORDS = [
     "a*b",
     "x<y",
 ]  # prose, markup, and what leaves something open
+PLAIN = [w for w in WORDS if not set(w) & set("*<$")]  # words that leave nothing open
 
 
 def whole(text: str, *, growing: bool) -> str:
@@ -84,7 +85,11 @@ def shape(name: str) -> str:
         )
         return f"The table:\n\n| n | words | code |\n|---|:--|--:|\n{rows}\n\nAfter."
     if name == "paragraph":
-        words = rng.choices(WORDS, k=3 * PARAGRAPH_PIECE_CHARS // 6)
+        # mostly words that leave nothing open, so it is cut; now and then one that does
+        words = [
+            rng.choice(WORDS) if n % 97 == 0 else rng.choice(PLAIN)
+            for n in range(4 * PARAGRAPH_PIECE_CHARS // 6)
+        ]
         return "Here is the whole story. " + " ".join(words)
     if name == "prose":
         paragraphs = [" ".join(rng.choices(WORDS, k=60)) for _ in range(6)]
@@ -94,7 +99,7 @@ def shape(name: str) -> str:
             f"{' '.join(rng.choices(WORDS, k=40))}\n\n```python\n{python_code(24)}\n```\n\n"
             f"| a | b |\n|---|---|\n"
             + "\n".join(f"| {n} | *{n}* |" for n in range(TABLE_PIECE_ROWS + 3))
-            + f"\n\n{' '.join(rng.choices(WORDS, k=PARAGRAPH_PIECE_CHARS * 2 // 5))}"
+            + f"\n\n{' '.join(rng.choices(PLAIN, k=PARAGRAPH_PIECE_CHARS * 2 // 5))}"
         )
     raise ValueError(name)
 
@@ -210,8 +215,7 @@ def test_a_growing_paragraph_renders_each_finished_piece_once(
 ) -> None:
     markdown._closed_piece.cache_clear()
     rendered = spy(monkeypatch, markdown, "_markdown")
-    plain = [w for w in WORDS if not set(w) & set("*<$")]  # words that leave nothing open
-    text = "Long " + " ".join(random.Random(1).choices(plain, k=12 * PARAGRAPH_PIECE_CHARS // 6))
+    text = "Long " + " ".join(random.Random(1).choices(PLAIN, k=12 * PARAGRAPH_PIECE_CHARS // 6))
     for prefix in deltas(text, 9):
         render_markdown(prefix, growing=True)
     assert len(text) > 10 * PARAGRAPH_PIECE_CHARS
