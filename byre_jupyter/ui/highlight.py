@@ -169,6 +169,7 @@ def _highlighted(code: str, lexer: Lexer | None) -> tuple[str, bool]:
 #: Lines per chunk of a growing code block (each chunk is lexed and highlighted once).
 CHUNK_LINES = 16
 _RETRY_LINES = 2  # a chunk that did not end neutral grows by this many lines and tries again
+_MAX_CHUNK_LINES = 4 * CHUNK_LINES  # past this (a long docstring), the rest is all tail
 
 
 @functools.lru_cache(maxsize=512)
@@ -183,14 +184,16 @@ def code_chunks(code: str, info: str | None = None) -> list[str]:
     shapes).
 
     A chunk is a run of whole lines, at least :data:`CHUNK_LINES` of them, that the lexer,
-    lexing the chunk alone, ends *neutral*: on a plain-text token ending the line (not inside
-    a string, a comment or an error). The next chunk is then lexed from the lexer's initial
-    state, as the whole text would have it there. The cut is decided from the chunk's own
-    text, so the chunks of a longer text start with the same chunks. One gap remains: a
-    lexer whose single pattern spans lines, with its start left unmatched by the chunk alone
-    (a C ``/*`` comment whose ``*/`` is in a later chunk), colours the later chunks as code
-    until the final record, which is always highlighted whole; the text itself never differs.
-    Code too long to highlight (plain) is one chunk.
+    lexing the chunk alone, ends *neutral*: on a plain-text token ending the line (a line
+    inside a string or a comment ends on a token of the string or comment). The next chunk is
+    then lexed from the lexer's initial state, as the whole text would have it there. The cut
+    is decided from the chunk's own text, so the chunks of a longer text start with the same
+    chunks. The check sees tokens, not the lexer's state, so one gap remains: a construct the
+    chunk alone leaves unmatched and lexes as plain code (a C ``/*`` comment whose ``*/`` is
+    in a later chunk) colours the later chunks as code until the final record, which is
+    always highlighted whole; the text itself never differs. Where no neutral end comes
+    within :data:`_MAX_CHUNK_LINES` (a long docstring), the rest is the tail, lexed whole as
+    before; code too long to highlight (plain) is one chunk.
     """
     language = language_of(info)
     if len(code) > _MAX_HIGHLIGHTED or _lexer(language) is None:
@@ -203,8 +206,10 @@ def code_chunks(code: str, info: str | None = None) -> list[str]:
         if neutral:
             chunks.append(body)
             start, lines = end, CHUNK_LINES
-        else:
+        elif lines < _MAX_CHUNK_LINES:
             lines += _RETRY_LINES
+        else:
+            break
     chunks.append(_highlighted(code[start:], _lexer(language))[0])
     return chunks
 

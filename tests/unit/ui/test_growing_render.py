@@ -132,11 +132,11 @@ def test_the_live_html_at_every_flush_is_the_whole_render(name: str) -> None:
         + "more " * 600
         + "end** code` here](https://example.org) after "
         + "tail " * 300,
-        # a docstring longer than a chunk: no chunk may end inside it
+        # a docstring longer than the longest chunk: no chunk may end inside it
         "```python\n"
         + "x = 1\n" * 10
         + '"""\n'
-        + "doc line\n" * (3 * CHUNK_LINES)
+        + "doc line\n" * (6 * CHUNK_LINES)
         + '"""\n'
         + "y = 2\n" * (2 * CHUNK_LINES),
         # a row that makes the table no table at all, after many good rows
