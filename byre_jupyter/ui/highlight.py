@@ -167,9 +167,9 @@ def _highlighted(code: str, lexer: Lexer | None) -> tuple[str, bool]:
 
 
 #: Lines per chunk of a growing code block (each chunk is lexed and highlighted once).
-CHUNK_LINES = 16
+CHUNK_LINES = 8
 _RETRY_LINES = 2  # a chunk that did not end neutral grows by this many lines and tries again
-_MAX_CHUNK_LINES = 4 * CHUNK_LINES  # past this (a long docstring), the rest is all tail
+_MAX_CHUNK_LINES = 64  # past this (a long docstring), the rest is all tail
 
 
 @functools.lru_cache(maxsize=512)

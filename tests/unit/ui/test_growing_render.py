@@ -88,7 +88,7 @@ def shape(name: str) -> str:
         # mostly words that leave nothing open, so it is cut; now and then one that does
         words = [
             rng.choice(WORDS) if n % 97 == 0 else rng.choice(PLAIN)
-            for n in range(4 * PARAGRAPH_PIECE_CHARS // 6)
+            for n in range(3 * PARAGRAPH_PIECE_CHARS // 6)
         ]
         return "Here is the whole story. " + " ".join(words)
     if name == "prose":
@@ -136,7 +136,7 @@ def test_the_live_html_at_every_flush_is_the_whole_render(name: str) -> None:
         "```python\n"
         + "x = 1\n" * 10
         + '"""\n'
-        + "doc line\n" * (6 * CHUNK_LINES)
+        + "doc line\n" * (highlight._MAX_CHUNK_LINES + CHUNK_LINES)
         + '"""\n'
         + "y = 2\n" * (2 * CHUNK_LINES),
         # a row that makes the table no table at all, after many good rows
@@ -215,9 +215,9 @@ def test_a_growing_paragraph_renders_each_finished_piece_once(
 ) -> None:
     markdown._closed_piece.cache_clear()
     rendered = spy(monkeypatch, markdown, "_markdown")
-    text = "Long " + " ".join(random.Random(1).choices(PLAIN, k=12 * PARAGRAPH_PIECE_CHARS // 6))
-    for prefix in deltas(text, 9):
+    text = "Long " + " ".join(random.Random(1).choices(PLAIN, k=6 * PARAGRAPH_PIECE_CHARS // 6))
+    for prefix in deltas(text, 13):
         render_markdown(prefix, growing=True)
-    assert len(text) > 10 * PARAGRAPH_PIECE_CHARS
-    # (a whole render per flush renders the whole paragraph, ten pieces long, at the end)
+    assert len(text) > 5 * PARAGRAPH_PIECE_CHARS
+    # (a whole render per flush renders the whole paragraph, five pieces long, at the end)
     assert max(map(len, rendered)) < 2 * PARAGRAPH_PIECE_CHARS
