@@ -1,6 +1,6 @@
 """``python -m bench [--quick] [--only NAME ...] [--out PATH]``: run the benchmarks.
 
-Runs the five benchmarks of the issue (throughput, bigline, rendering, latency, memory), prints
+Runs the benchmarks (throughput, bigline, rendering, latency, memory, redact, shapes), prints
 each table and goal, and writes ``bench/RESULTS.md`` (machine info, every figure, every ratio,
 goal met or missed). ``--quick`` uses small sizes (a minute or so); the full run is sized to
 stay under about ten minutes on a 2-core machine. Generated data lives in ``bench/out/``
@@ -42,18 +42,24 @@ class Profile:
     memory_turns: int
     memory_kernel_turns: int
     redact_mib: float
+    shapes_scale: float
+    shapes_reps: int
 
 
 PROFILES = {
-    "full": Profile("full", 200_000, 5, (1, 16, 64), 3, 10_000, 5.0, 2, False, True, 500, 500, 1),
-    "quick": Profile("quick", 20_000, 2, (1, 8), 2, 2_000, 2.0, 1, True, True, 50, 30, 0.25),
+    "full": Profile(
+        "full", 200_000, 5, (1, 16, 64), 3, 10_000, 5.0, 2, False, True, 500, 500, 1, 1.0, 1
+    ),
+    "quick": Profile(
+        "quick", 20_000, 2, (1, 8), 2, 2_000, 2.0, 1, True, True, 50, 30, 0.25, 0.2, 1
+    ),
     # For tests/integration/kernel/test_bench_smoke.py: every benchmark, tiny.
-    "smoke": Profile("smoke", 1_000, 1, (1, 2), 1, 200, 0.3, 1, True, False, 3, 2, 0.01),
+    "smoke": Profile("smoke", 1_000, 1, (1, 2), 1, 200, 0.3, 1, True, False, 3, 2, 0.01, 0.01, 1),
 }
 
 
 def _benchmarks(p: Profile) -> dict[str, Callable[[], Section]]:
-    from . import bigline, latency, memory, redact, rendering, spare, throughput
+    from . import bigline, latency, memory, redact, rendering, shapes, spare, throughput
 
     return {
         "throughput": lambda: throughput.measure(
@@ -65,10 +71,13 @@ def _benchmarks(p: Profile) -> dict[str, Callable[[], Section]]:
         "memory": lambda: memory.measure(p.memory_turns, p.memory_kernel_turns),
         "redact": lambda: redact.measure(p.redact_mib),
         "spare": lambda: spare.measure(1 if p.latency_quick else 3, smoke=p.name == "smoke"),
+        "shapes": lambda: shapes.measure(
+            p.shapes_scale, p.shapes_reps, shapes.SHAPES if p.name != "smoke" else ("code",)
+        ),
     }
 
 
-NAMES = ("throughput", "bigline", "rendering", "latency", "memory", "redact", "spare")
+NAMES = ("throughput", "bigline", "rendering", "latency", "memory", "redact", "spare", "shapes")
 
 
 def run(

@@ -40,6 +40,7 @@ __all__ = [
     "rss_bytes",
     "run_worker",
     "summary",
+    "update_results",
 ]
 
 REPO = Path(__file__).resolve().parent.parent
@@ -338,3 +339,27 @@ def render_markdown(
             lines += [f"* {n}" for n in s.notes]
             lines.append("")
     return "\n".join(lines)
+
+
+def update_results(section: Section) -> None:
+    """Put this section and its goal rows into bench/RESULTS.md; the rest stays as it is."""
+    body = render_markdown([section], "full", {}, section.seconds).splitlines()
+    mine = f"| {section.title} |"
+    goals = [line for line in body if line.startswith(mine)]
+    text = body[body.index(f"## {section.title}") :]
+    path = REPO / "bench" / "RESULTS.md"
+    lines = [line for line in path.read_text().splitlines() if not line.startswith(mine)]
+    if f"## {section.title}" in lines:  # the section's old figures, up to the next section
+        start = lines.index(f"## {section.title}")
+        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), None)
+        lines[start:end] = []
+    if "## Goals" in lines:  # the goal rows go at the end of the goals table
+        row = lines.index("## Goals") + 1
+        while row < len(lines) and not lines[row].startswith("|"):
+            row += 1
+        while row < len(lines) and lines[row].startswith("|"):
+            row += 1
+        lines[row:row] = goals
+    while lines and not lines[-1].strip():
+        lines.pop()
+    path.write_text("\n".join([*lines, "", *text]).rstrip() + "\n")

@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 from byre_jupyter.redact import redact_text
 
-from .common import REPO, Check, Section, render_markdown
+from .common import Check, Section, update_results
 
 __all__ = ["ADVERSARIAL", "measure"]
 
@@ -123,30 +123,6 @@ def measure(mib: float = 1.0, reps: int = 3) -> Section:
     return section
 
 
-def _update_results(section: Section) -> None:
-    """Put this section and its goal rows into bench/RESULTS.md; the rest stays as it is."""
-    body = render_markdown([section], "full", {}, section.seconds).splitlines()
-    mine = f"| {section.title} |"
-    goals = [line for line in body if line.startswith(mine)]
-    text = body[body.index(f"## {section.title}") :]
-    path = REPO / "bench" / "RESULTS.md"
-    lines = [line for line in path.read_text().splitlines() if not line.startswith(mine)]
-    if f"## {section.title}" in lines:  # the section's old figures, up to the next section
-        start = lines.index(f"## {section.title}")
-        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), None)
-        lines[start:end] = []
-    if "## Goals" in lines:  # the goal rows go at the end of the goals table
-        row = lines.index("## Goals") + 1
-        while row < len(lines) and not lines[row].startswith("|"):
-            row += 1
-        while row < len(lines) and lines[row].startswith("|"):
-            row += 1
-        lines[row:row] = goals
-    while lines and not lines[-1].strip():
-        lines.pop()
-    path.write_text("\n".join([*lines, "", *text]).rstrip() + "\n")
-
-
 def main(mib: float = 1.0) -> None:
     t0 = time.perf_counter()
     section = measure(mib)
@@ -155,7 +131,7 @@ def main(mib: float = 1.0) -> None:
         print(table.markdown(), "\n")
     for check in section.checks:
         print(f"[{'met' if check.met else 'MISSED'}] {check.goal}: {check.figure}")
-    _update_results(section)
+    update_results(section)
     print("wrote bench/RESULTS.md")
 
 

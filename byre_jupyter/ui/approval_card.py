@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 from byre_jupyter.session.permissions import Allow, Allowance, Decision, Deny
 from byre_jupyter.ui.edit_card import review_text
-from byre_jupyter.ui.highlight import highlight_spans
+from byre_jupyter.ui.highlight import highlight_body
 from byre_jupyter.ui.markdown import escape_text
 from byre_jupyter.ui.reveal import count_hidden, count_lookalikes, reveal, reveal_html
 from byre_jupyter.ui.toolinfo import (
@@ -400,7 +400,7 @@ def body_html(request: ToolRequest) -> str:
     if request.body:
         size = escape_text(_size_line(_BODY_LABELS[request.kind], request.body))
         parts.append(f'<div class="byre-approval-size" style="{_DIM}">{size}</div>')
-        code = highlight_spans(request.body, _BODY_LANGUAGES.get(request.kind))
+        code = highlight_body(request.body, _BODY_LANGUAGES.get(request.kind))
         parts.append(f'<pre class="byre-approval-body" style="{_PRE}">{code}</pre>')
     if request.extra:
         parts.append(f'<div style="{_DIM}">Other input</div>')

@@ -32,13 +32,22 @@ from pygments.token import (
     Number,
     Operator,
     String,
+    Text,
     _TokenType,
 )
 from pygments.util import ClassNotFound
 
 from byre_jupyter.ui.reveal import reveal_html
 
-__all__ = ["CODE_STYLE_PROPERTIES", "PRE_STYLE", "highlight_code", "highlight_spans", "language_of"]
+__all__ = [
+    "CODE_STYLE_PROPERTIES",
+    "PRE_STYLE",
+    "code_box",
+    "code_chunks",
+    "highlight_body",
+    "highlight_code",
+    "language_of",
+]
 
 #: CSS properties a code block uses; the sanitizers keep these and drop every other one.
 CODE_STYLE_PROPERTIES = frozenset(
@@ -126,21 +135,91 @@ def _style(token: _TokenType) -> str:
     return ""
 
 
-def highlight_spans(code: str, info: str | None = None) -> str:
-    """``code`` as escaped, highlighted inline HTML (styled spans), for a box of the caller's
-    own (the approval card's); hidden characters as ``⟨U+…⟩`` markers (pure)."""
+def highlight_code(code: str, info: str | None = None) -> str:
+    """``code`` as a boxed, highlighted ``<pre><code>`` (escaped; pure)."""
+    opening, closing = code_box()
+    return f"{opening}{highlight_body(code, info)}{closing}"
+
+
+def code_box() -> tuple[str, str]:
+    """What :func:`highlight_code` writes before and after the highlighted code."""
+    return f'<pre style="{PRE_STYLE}"><code style="{CODE_STYLE}">', "</code></pre>\n"
+
+
+def highlight_body(code: str, info: str | None = None) -> str:
+    """The inside of :func:`highlight_code`'s box: each token escaped, in a styled span."""
     lexer = _lexer(language_of(info)) if len(code) <= _MAX_HIGHLIGHTED else None
+    return _highlighted(code, lexer)[0]
+
+
+def _highlighted(code: str, lexer: Lexer | None) -> tuple[str, bool]:
+    """``code``'s body, and whether its lexer ended it as it starts a text (see
+    :func:`code_chunks`)."""
     if lexer is None:
-        return reveal_html(code)
+        return reveal_html(code), True
     parts: list[str] = []
+    token, text = Text, "\n"
     for token, text in lexer.get_tokens(code):
         escaped = reveal_html(text)
         style = _style(token)
         parts.append(f'<span style="{style}">{escaped}</span>' if style else escaped)
-    return "".join(parts)
+    return "".join(parts), token in Text and text.endswith("\n")
 
 
-def highlight_code(code: str, info: str | None = None) -> str:
-    """``code`` as a boxed, highlighted ``<pre><code>`` (escaped; pure)."""
-    body = highlight_spans(code, info)
-    return f'<pre style="{PRE_STYLE}"><code style="{CODE_STYLE}">{body}</code></pre>\n'
+#: Lines per chunk of a growing code block (each chunk is lexed and highlighted once).
+CHUNK_LINES = 8
+_RETRY_LINES = 2  # a chunk that did not end neutral grows by this many lines and tries again
+_MAX_CHUNK_LINES = 64  # past this (a long docstring), the rest is all tail
+
+
+@functools.lru_cache(maxsize=512)
+def _chunk(code: str, language: str) -> tuple[str, bool]:
+    return _highlighted(code, _lexer(language))
+
+
+def code_chunks(code: str, info: str | None = None) -> list[str]:
+    """``code``'s body in chunks that join to :func:`highlight_body`'s, the finished ones
+    highlighted once (cached): a streamed code block is drawn again at every flush, and
+    lexing it whole each time made the kernel's cost grow with the block (bench/RESULTS.md,
+    shapes).
+
+    A chunk is a run of whole lines, at least :data:`CHUNK_LINES` of them, that the lexer,
+    lexing the chunk alone, ends *neutral*: on a plain-text token ending the line (a line
+    inside a string or a comment ends on a token of the string or comment). The next chunk is
+    then lexed from the lexer's initial state, as the whole text would have it there. The cut
+    is decided from the chunk's own text, so the chunks of a longer text start with the same
+    chunks. The check sees tokens, not the lexer's state, so one gap remains: a construct the
+    chunk alone leaves unmatched and lexes as plain code (a C ``/*`` comment whose ``*/`` is
+    in a later chunk) colours the later chunks as code until the final record, which is
+    always highlighted whole; the text itself never differs. Where no neutral end comes
+    within :data:`_MAX_CHUNK_LINES` (a long docstring), the rest is the tail, lexed whole as
+    before; code too long to highlight (plain) is one chunk.
+    """
+    language = language_of(info)
+    if len(code) > _MAX_HIGHLIGHTED or _lexer(language) is None:
+        return [highlight_body(code, info)]
+    chunks: list[str] = []
+    start = 0
+    lines = CHUNK_LINES
+    while (end := _after_lines(code, start, lines)) < len(code):
+        body, neutral = _chunk(code[start:end], language)
+        if neutral:
+            chunks.append(body)
+            start, lines = end, CHUNK_LINES
+        elif lines < _MAX_CHUNK_LINES:
+            lines += _RETRY_LINES
+        else:
+            break
+    chunks.append(_highlighted(code[start:], _lexer(language))[0])
+    return chunks
+
+
+def _after_lines(text: str, start: int, lines: int) -> int:
+    """The offset just after the ``lines``-th newline from ``start`` (or the text's end)."""
+    at = start
+    for _ in range(lines):
+        found = text.find("\n", at)
+        if found < 0:
+            return len(text)
+        at = found + 1
+    return at

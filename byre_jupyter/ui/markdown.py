@@ -34,7 +34,13 @@ from dataclasses import dataclass
 import mistune
 import nh3
 
-from byre_jupyter.ui.highlight import CODE_STYLE_PROPERTIES, highlight_code, language_of
+from byre_jupyter.ui.highlight import (
+    CODE_STYLE_PROPERTIES,
+    code_box,
+    code_chunks,
+    highlight_code,
+    language_of,
+)
 from byre_jupyter.ui.reveal import reveal
 
 __all__ = [
@@ -152,14 +158,16 @@ def render_markdown(text: str, *, growing: bool = False) -> str:
     The text is rendered block by block (:func:`split_blocks`), each finished block once: a
     streamed answer is re-rendered many times a second while it grows, and all but its last
     block are what was rendered the time before (kernel CPU, bench/RESULTS.md 3). ``growing``
-    text is still being written: its last block goes through :func:`tolerant_markdown`.
+    text is still being written: its last block goes through :func:`tolerant_markdown`, and
+    is rendered in pieces when it is a long code block, table or paragraph (see
+    :func:`_render_growing`).
     """
     text = normalize_newlines(text)  # as mistune reads it, so the scanners see its lines
-    if _WHOLE_ONLY.search(text):  # blocks tied across blank lines: render all at once
+    if _WHOLE_ONLY.search("\n" + text):  # blocks tied across blank lines: render all at once
         return _render(tolerant_markdown(text) if growing else text)
     *done, last = split_blocks(text)
     rendered = "".join(map(_render_block, done))
-    return rendered + (_render(tolerant_markdown(last)) if growing else _render_block(last))
+    return rendered + (_render_growing(last) if growing else _render_block(last))
 
 
 def _render(text: str) -> str:
@@ -178,6 +186,132 @@ _CACHED_BLOCK_CHARS = 4096
 
 def _render_block(text: str) -> str:
     return _render_cached(text) if len(text) <= _CACHED_BLOCK_CHARS else _render(text)
+
+
+# --- the growing block, in pieces ---------------------------------------------------------------
+#
+# The live view renders the block being written again at every flush. Rendered whole, a long
+# code block, table or paragraph cost time in proportion to the block, not to the delta: a
+# 1,000-line fence streamed in 4-character deltas took most of a core (bench/RESULTS.md,
+# shapes). These three shapes are rendered in pieces instead, each finished piece once
+# (cached, and sanitized once: nh3 serializes each element of a fragment on its own, so the
+# cleaned pieces join to the cleaned whole), and only the piece being written again. Each
+# piece is cut where the whole text would render the same: the invariant is that the result
+# equals ``_render(tolerant_markdown(block))``, byte for byte (tests/unit/ui/
+# test_growing_render.py), with one documented exception in :func:`code_chunks`. Anything
+# else, or a piece that does not render as expected, is rendered whole as before. Only the
+# live view's growing text takes this path; the final record is always rendered whole.
+
+#: Rows per piece of a growing table.
+TABLE_PIECE_ROWS = 16
+#: A piece of a growing paragraph is at least this long.
+PARAGRAPH_PIECE_CHARS = 1024
+
+
+def _render_growing(block: str) -> str:
+    text = tolerant_markdown(block)
+    for pieces in (_fence_pieces, _table_pieces, _paragraph_pieces):
+        rendered = pieces(text)
+        if rendered is not None:
+            return rendered
+    return _render(text)
+
+
+def _fence_pieces(text: str) -> str | None:
+    """A block that is one code fence: its box, and its code in :func:`code_chunks`."""
+    if not text.startswith(("```", "~~~")):
+        return None
+    spans = verbatim_spans(text, math=False)
+    if len(spans) != 1 or text[spans[0].end :].strip() or spans[0].indent:
+        return None  # (text after the fence is another block)
+    span = spans[0]
+    if "\\" in span.info or "&" in span.info:
+        return None  # mistune unescapes these: only its own reading is sure
+    code = verbatim_content(text, span)
+    code = f"{code}\n" if code else ""  # as mistune hands a fence's code to block_code
+    opening, closing = _clean_box()
+    return opening + "".join(map(_clean_cached, code_chunks(code, span.info))) + closing
+
+
+@functools.lru_cache(maxsize=1)
+def _clean_box() -> tuple[str, str]:
+    opening, closing = code_box()
+    cleaned = clean_html(f"{opening}{closing}")
+    at = cleaned.index("</code>")
+    return cleaned[:at], cleaned[at:]
+
+
+_clean_cached = functools.lru_cache(maxsize=512)(clean_html)
+
+
+def _table_pieces(text: str) -> str | None:
+    """A block that is one table: its head once, its rows :data:`TABLE_PIECE_ROWS` at a time."""
+    lines = text.rstrip("\n").split("\n")
+    if len(lines) <= 2 + TABLE_PIECE_ROWS or not all(line.startswith("|") for line in lines):
+        return None
+    if max(line.count("|") for line in lines) >= MAX_TABLE_COLUMNS:
+        return None  # (a wide table is shown as code, by _bounded_tables)
+    head = "\n".join(lines[:2])
+    rows = lines[2:]
+    parts: list[str] = []
+    opening = ""
+    for at in range(0, len(rows), TABLE_PIECE_ROWS):
+        piece = "\n".join(rows[at : at + TABLE_PIECE_ROWS])
+        finished = at + TABLE_PIECE_ROWS < len(rows)
+        rendered = (_render_cached if finished else _render)(f"{head}\n{piece}")
+        before, tbody, inner = rendered.partition("<tbody>\n")
+        inner, end, after = inner.rpartition("</tbody>\n</table>\n")
+        if not tbody or not end or after or (opening and before != opening):
+            return None  # a row that makes it no table (mistune drops the table for it)
+        opening = before
+        parts.append(inner)
+    return f"{opening}<tbody>\n{''.join(parts)}</tbody>\n</table>\n"
+
+
+# What a paragraph's piece may not leave open, outside code spans: an emphasis, strikethrough,
+# code span or link opener (shown as its literal character when nothing in the piece closed
+# it, and a later piece could), a ``<`` (raw HTML, autolinks) or a ``$`` (maths). An ``_``
+# inside a word can open nothing.
+_LEFT_OPEN = re.compile(r"[*~\[\]`]|&lt;|<span>\$|(?<![^\W_])_|_(?![^\W_])")
+_CODE_SPAN = re.compile(r"<code>.*?</code>", re.DOTALL)
+
+
+def _paragraph_pieces(text: str) -> str | None:
+    """A long block of one line that starts with a letter (so a paragraph, whatever follows
+    on that line), cut after a space before a letter (so each piece is a paragraph alone),
+    where the piece before the cut leaves nothing open (``_LEFT_OPEN``)."""
+    if len(text) < 2 * PARAGRAPH_PIECE_CHARS or not text[:1].isalpha():
+        return None
+    if "\n" in text.rstrip("\n"):
+        return None  # a second line could make it a heading or a table
+    parts: list[str] = []
+    start = 0
+    cut = text.find(" ", PARAGRAPH_PIECE_CHARS)
+    while 0 < cut < len(text) - 1:
+        if not text[cut + 1].isalpha() or text[cut - 1] == " ":
+            cut = text.find(" ", cut + 1)  # not a cut: the next word may be one
+        elif (inner := _closed_piece(text[start:cut])) is not None:
+            parts.append(f"{inner} ")
+            start = cut + 1
+            cut = text.find(" ", start + PARAGRAPH_PIECE_CHARS)
+        else:  # something left open: it may close a little further on
+            cut = text.find(" ", cut + PARAGRAPH_PIECE_CHARS // 4)
+    rendered = _render(text[start:])
+    if not parts:
+        return rendered
+    if not (rendered.startswith("<p>") and rendered.endswith("</p>\n")):
+        return None
+    return "<p>" + "".join(parts) + rendered[3:]
+
+
+@functools.lru_cache(maxsize=256)
+def _closed_piece(piece: str) -> str | None:
+    """The inside of ``piece`` rendered as a paragraph, if it leaves nothing open."""
+    rendered = _render(piece)
+    if not (rendered.startswith("<p>") and rendered.endswith("</p>\n")):
+        return None
+    inner = rendered[3:-5]
+    return None if _LEFT_OPEN.search(_CODE_SPAN.sub("", inner)) else inner
 
 
 #: Wider tables are shown as text: mistune's table costs grow with rows times columns (a
@@ -221,7 +355,7 @@ _BLOCK_START = re.compile(r"\n\n(?=[^\s>*+\-\d<])")
 # serves links in any other block, and an HTML block that blank lines do not end (CommonMark
 # types 1-5: <pre>, <script>, <style>, <textarea>, comments, <?...?>, <!X...>, CDATA).
 _WHOLE_ONLY = re.compile(
-    r"^ {0,3}(?:\[[^\]]+\]:|<(?:pre|script|style|textarea)(?:[\s>]|$)|<[!?])",
+    r"\n {0,3}(?:\[[^\]]+\]:|<(?:pre|script|style|textarea)(?:[\s>]|$)|<[!?])",
     re.MULTILINE | re.IGNORECASE,
 )
 
@@ -234,7 +368,10 @@ def normalize_newlines(text: str) -> str:
 
 # --- the one fence scanner --------------------------------------------------------------------
 
-_VERBATIM_EDGE = re.compile(r"^( {0,3})(?:(`{3,}|~{3,})(.*)|\$\$[ \t]*)$", re.MULTILINE)
+# Each line is matched from the newline before it (the text is read with one in front): a
+# pattern that starts with a literal is scanned several times faster than one that starts
+# with ``^``, and the fence scanner reads every growing text at every flush.
+_VERBATIM_EDGE = re.compile(r"\n( {0,3})(?:(`{3,}|~{3,})(.*)|\$\$[ \t]*)$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -261,7 +398,7 @@ def verbatim_spans(text: str, *, math: bool = True) -> list[Verbatim]:
     block splitting, streaming tolerance, the inert Markdown and the draft all use it."""
     spans: list[Verbatim] = []
     opened: re.Match[str] | None = None
-    for edge in _VERBATIM_EDGE.finditer(text):
+    for edge in _VERBATIM_EDGE.finditer("\n" + text):  # (offsets: see _VERBATIM_EDGE)
         fence, info = edge.group(2), edge.group(3)
         if fence is None and not math:
             continue
@@ -279,7 +416,7 @@ def verbatim_spans(text: str, *, math: bool = True) -> list[Verbatim]:
             and len(fence) >= len(opener)
             and not info.strip(" \t")
         ):
-            spans.append(_verbatim(opened, edge.end(), closed=True))
+            spans.append(_verbatim(opened, edge.end() - 1, closed=True))
             opened = None
     if opened is not None:
         spans.append(_verbatim(opened, len(text), closed=False))
@@ -303,6 +440,8 @@ def verbatim_content(text: str, span: Verbatim) -> str:
     body = lines[1:-1] if span.closed else lines[1:]
     if not span.closed and body and body[-1] == "":
         body = body[:-1]
+    if not span.indent:
+        return "\n".join(body)
     return "\n".join(_dedent(line, span.indent) for line in body)
 
 

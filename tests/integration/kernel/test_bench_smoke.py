@@ -109,6 +109,13 @@ def test_memory_samples_rss_and_fds(sections: dict[str, Section]) -> None:
     assert all(row[fds] > 0 for row in tables[0].rows)
 
 
+def test_shapes_count_both_surfaces_bytes(sections: dict[str, Section]) -> None:
+    (table,) = sections["shapes"].tables
+    live, record = table.columns.index("live bytes"), table.columns.index("record bytes")
+    assert {row[1] for row in table.rows} == {"widgets", "draft"}
+    assert all(row[live] > 0 and row[record] > 0 for row in table.rows)
+
+
 def test_report_renders(sections: dict[str, Section], tmp_path: Path) -> None:
     info = machine_info()
     text = render_markdown(list(sections.values()), "smoke", info, 1.0)

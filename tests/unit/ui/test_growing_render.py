@@ -1,0 +1,223 @@
+"""The growing block rendered in pieces: at every flush the live HTML is what a whole render of
+the text so far gives, byte for byte, for every shape of answer, and the pieces are really
+rendered once (a spy counts what is lexed and rendered, not time)."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from byre_jupyter.ui import highlight, markdown
+from byre_jupyter.ui.highlight import CHUNK_LINES
+from byre_jupyter.ui.markdown import (
+    PARAGRAPH_PIECE_CHARS,
+    TABLE_PIECE_ROWS,
+    normalize_newlines,
+    render_markdown,
+    split_blocks,
+    tolerant_markdown,
+)
+
+WORDS = [
+    "the",
+    "data",
+    "frame",
+    "`df.groupby()`",
+    "**note**",
+    "_maybe_",
+    "snake_case",
+    "→",
+    "é",
+    "数据",
+    "✓",
+    "0.25",
+    "42%",
+    "(see)",
+    "[link](https://example.org/a)",
+    "~~old~~",
+    "$x^2$",
+    "$5",
+    "a*b",
+    "x<y",
+]  # prose, markup, and what leaves something open
+PLAIN = [w for w in WORDS if not set(w) & set("*<$")]  # words that leave nothing open
+
+
+def whole(text: str, *, growing: bool) -> str:
+    """What render_markdown gave before it rendered the growing block in pieces: every block
+    whole, the last through tolerant_markdown while it grows."""
+    *done, last = split_blocks(normalize_newlines(text))
+    last = tolerant_markdown(last) if growing else last
+    # (finished blocks as render_markdown caches them: only the last one is rendered in pieces)
+    return "".join(map(markdown._render_block, done)) + markdown._render(last)
+
+
+def python_code(lines: int) -> str:
+    out = []
+    for n in range(lines // 8):
+        out += [
+            f"def top_{n}(frame, column='value', *, limit={n}):",
+            '    """Return the largest rows.',
+            "",
+            f"    A docstring of several lines, so a chunk edge can fall inside it ({n}).",
+            '    """',
+            "    rows = frame.sort_values(column).head(limit)  # a comment",
+            f"    return {{'name': \"top_{n}\", 'total': sum(rows) / {n + 1}.5}}",
+            "",
+        ]
+    return "\n".join(out)
+
+
+def shape(name: str) -> str:
+    rng = random.Random(3)
+    if name == "code":
+        return f"Here it is:\n\n```python\n{python_code(8 * CHUNK_LINES // 2)}\n```\n\nDone."
+    if name == "open fence":
+        return f"```py\n{python_code(3 * CHUNK_LINES)}"
+    if name == "table":
+        rows = "\n".join(
+            f"| {n} | {' '.join(rng.choices(WORDS, k=3))} | `x|{n}` |"
+            for n in range(2 * TABLE_PIECE_ROWS + 5)
+        )
+        return f"The table:\n\n| n | words | code |\n|---|:--|--:|\n{rows}\n\nAfter."
+    if name == "paragraph":
+        # mostly words that leave nothing open, so it is cut; now and then one that does
+        words = [
+            rng.choice(WORDS) if n % 97 == 0 else rng.choice(PLAIN)
+            for n in range(3 * PARAGRAPH_PIECE_CHARS // 6)
+        ]
+        return "Here is the whole story. " + " ".join(words)
+    if name == "prose":
+        paragraphs = [" ".join(rng.choices(WORDS, k=60)) for _ in range(6)]
+        return "\n\n".join(paragraphs)
+    if name == "mix":
+        return (
+            f"{' '.join(rng.choices(WORDS, k=40))}\n\n```python\n{python_code(24)}\n```\n\n"
+            f"| a | b |\n|---|---|\n"
+            + "\n".join(f"| {n} | *{n}* |" for n in range(TABLE_PIECE_ROWS + 3))
+            + f"\n\n{' '.join(rng.choices(PLAIN, k=PARAGRAPH_PIECE_CHARS * 2 // 5))}"
+        )
+    raise ValueError(name)
+
+
+def deltas(text: str, size: int = 11) -> Iterator[str]:
+    """Every prefix of ``text`` a streamed answer passes, ``size`` characters at a time."""
+    for end in range(size, len(text) + size, size):
+        yield text[:end]
+
+
+SHAPES = ("code", "open fence", "table", "paragraph", "prose", "mix")
+
+
+@pytest.mark.parametrize("name", SHAPES)
+def test_the_live_html_at_every_flush_is_the_whole_render(name: str) -> None:
+    text = shape(name)
+    for prefix in deltas(text):
+        assert render_markdown(prefix, growing=True) == whole(prefix, growing=True), prefix
+    # and the final record's rendering is the one it always was
+    assert render_markdown(text) == whole(text, growing=False)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # an emphasis, a code span and a link left open in one piece, closed in a later one
+        "Open "
+        + "word " * (PARAGRAPH_PIECE_CHARS // 3)
+        + "**bold `code [link "
+        + "more " * 600
+        + "end** code` here](https://example.org) after "
+        + "tail " * 300,
+        # a docstring longer than the longest chunk: no chunk may end inside it
+        "```python\n"
+        + "x = 1\n" * 10
+        + '"""\n'
+        + "doc line\n" * (highlight._MAX_CHUNK_LINES + CHUNK_LINES)
+        + '"""\n'
+        + "y = 2\n" * (2 * CHUNK_LINES),
+        # a row that makes the table no table at all, after many good rows
+        "| a | b |\n|---|---|\n"
+        + "| 1 | 2 |\n" * (2 * TABLE_PIECE_ROWS)
+        + "| 1 | 2 | 3 | 4 |\n"
+        + "| 5 | 6 |\n" * 5,
+        # a table row and a fence line inside a paragraph's single line stay text
+        "Words " * (PARAGRAPH_PIECE_CHARS // 2) + "| not | a | table | ``` and # no heading",
+        # hidden characters and markup in code chunks
+        "```html\n" + "<b>\u202e x</b> &amp; \u200b\n" * (3 * CHUNK_LINES),
+    ],
+    ids=["left open", "docstring", "bad row", "one line", "hidden chars"],
+)
+def test_constructs_across_a_cut_render_as_the_whole(text: str) -> None:
+    for prefix in deltas(text, 31):
+        assert render_markdown(prefix, growing=True) == whole(prefix, growing=True), prefix
+
+
+def test_the_final_record_of_code_is_highlighted_whole() -> None:
+    """The documented gap of code_chunks (a C comment opened in one chunk, closed in a later
+    one) never reaches the record: only the live view renders in pieces."""
+    code = "/* a comment\n" + "int x = 1;\n" * (3 * CHUNK_LINES) + "*/\nint y;\n"
+    text = f"```c\n{code}```\n"
+    record = render_markdown(text)
+    assert record == whole(text, growing=False)
+    assert re.search(r'italic">/\* a comment\n(int x = 1;\n)+\*/</span>', record)
+
+
+# --- the spy: what the incremental path really lexes and renders per flush ---------------------
+
+
+def spy(monkeypatch: pytest.MonkeyPatch, module: object, name: str) -> list[str]:
+    seen: list[str] = []
+    real: Callable[..., object] = getattr(module, name)
+
+    def wrapper(text: str, *args: object) -> object:
+        seen.append(text)
+        return real(text, *args)
+
+    monkeypatch.setattr(module, name, wrapper)
+    return seen
+
+
+def test_a_growing_fence_lexes_each_finished_chunk_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    highlight._chunk.cache_clear()
+    lexed = spy(monkeypatch, highlight, "_highlighted")
+    code = python_code(10 * CHUNK_LINES)
+    renders = 0
+    for prefix in deltas(f"```python\n{code}\n```\n", 40):
+        render_markdown(prefix, growing=True)
+        renders += 1
+    # a whole render per flush lexes the whole block each time: 10 chunks' worth at the end
+    assert max(text.count("\n") for text in lexed) <= 2 * CHUNK_LINES
+    # a new chunk at most, and the open tail, per flush (finished chunks come from the cache)
+    assert len(lexed) <= 2 * renders
+
+
+def test_a_growing_table_renders_each_finished_piece_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    markdown._render_cached.cache_clear()
+    rendered = spy(monkeypatch, markdown, "_markdown")
+    rows = "\n".join(f"| {n} | value {n} |" for n in range(10 * TABLE_PIECE_ROWS))
+    for prefix in deltas(f"| a | b |\n|---|---|\n{rows}\n", 20):
+        render_markdown(prefix, growing=True)
+    assert max(text.count("\n") for text in rendered) <= TABLE_PIECE_ROWS + 2
+    full = Counter(t for t in rendered if t.count("\n") == TABLE_PIECE_ROWS + 1)
+    # each full piece once as the last piece with its last row written, once finished: a
+    # whole render per flush would render it again at every flush after
+    assert len(full) >= 9 and max(full.values()) <= 2
+
+
+def test_a_growing_paragraph_renders_each_finished_piece_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    markdown._closed_piece.cache_clear()
+    rendered = spy(monkeypatch, markdown, "_markdown")
+    text = "Long " + " ".join(random.Random(1).choices(PLAIN, k=6 * PARAGRAPH_PIECE_CHARS // 6))
+    for prefix in deltas(text, 13):
+        render_markdown(prefix, growing=True)
+    assert len(text) > 5 * PARAGRAPH_PIECE_CHARS
+    # (a whole render per flush renders the whole paragraph, five pieces long, at the end)
+    assert max(map(len, rendered)) < 2 * PARAGRAPH_PIECE_CHARS
