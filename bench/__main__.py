@@ -53,7 +53,7 @@ PROFILES = {
 
 
 def _benchmarks(p: Profile) -> dict[str, Callable[[], Section]]:
-    from . import bigline, latency, memory, redact, rendering, throughput
+    from . import bigline, latency, memory, redact, rendering, throughput, widget_bytes
 
     return {
         "throughput": lambda: throughput.measure(
@@ -64,10 +64,11 @@ def _benchmarks(p: Profile) -> dict[str, Callable[[], Section]]:
         "latency": lambda: latency.measure(quick=p.latency_quick, smoke=p.name == "smoke"),
         "memory": lambda: memory.measure(p.memory_turns, p.memory_kernel_turns),
         "redact": lambda: redact.measure(p.redact_mib),
+        "widget_bytes": lambda: widget_bytes.measure(),
     }
 
 
-NAMES = ("throughput", "bigline", "rendering", "latency", "memory", "redact")
+NAMES = ("throughput", "bigline", "rendering", "latency", "memory", "redact", "widget_bytes")
 
 
 def run(

@@ -139,6 +139,10 @@ export class LiveTurn {
 
   put(piece) {
     let known = this.pieces.get(piece.id);
+    if (!known && piece.keep !== undefined) {
+      this.resync(); // a change of a block this view never got
+      return;
+    }
     if (!known) {
       known = this.create(piece);
       if (!known) return;
@@ -245,7 +249,7 @@ LiveTurn.kinds = {
         for (const node of tail) node.remove();
         tail = nodes(html);
         box.append(...tail);
-        this.growing = !!p.growing;
+        if (p.growing !== undefined) this.growing = !!p.growing;
         markCopyButtons(box);
       },
     };

@@ -220,14 +220,15 @@ class _Text(_Block):
         if head == before and not reset:
             return out
         self.sent = head
-        wire = {**head, "reset": reset}
+        wire: Piece = {**head, "reset": reset}
         if before is not None and not reset:
+            # Only what changed: the frontend has the rest (its place, its kind). In UTF-16
+            # units, as live.js slices strings; ``base`` names the change it edits.
             keep = _shared_prefix(before["html"], html)
-            del wire["html"]
-            # In UTF-16 units, as live.js slices strings; ``base`` names the change it edits.
-            wire.update(
-                keep=_utf16(html[:keep]), add=html[keep:], size=_utf16(html), base=self.sent_seq
-            )
+            wire = {"id": self.id, "keep": _utf16(html[:keep]), "add": html[keep:],
+                    "size": _utf16(html), "base": self.sent_seq}  # fmt: skip
+            if growing != before["growing"]:
+                wire["growing"] = growing
         self.sent_seq = seq
         out.insert(0, wire)
         return out

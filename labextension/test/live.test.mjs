@@ -97,14 +97,14 @@ test("a growing block is changed in place and a finished block goes before it", 
   // the kernel sends what the new HTML keeps of the last and the rest
   model.set("changes", {
     seq: 2,
-    pieces: [text("b1", undefined, { keep: 6, add: "lo, world</p>", size: 19, base: 1 })],
+    pieces: [{ id: "b1", keep: 6, add: "lo, world</p>", size: 19, base: 1 }],
   });
   const body = el.querySelector(".byre-live-body");
   assert.equal(body.querySelector("p").textContent, "Hello, world");
   model.set("changes", {
     seq: 3,
     pieces: [
-      text("b1", undefined, { keep: 3, add: "Next</p>", size: 11, base: 2 }),
+      { id: "b1", keep: 3, add: "Next</p>", size: 11, base: 2 },
       { id: "b1/0", parent: "b1", slot: "done", kind: "html", html: "<p>Hello, world</p>" },
     ],
   });
@@ -119,7 +119,7 @@ test("a change of HTML this view does not hold is not applied: it asks for every
   // change 2 went missing; change 3 edits what change 2 sent
   model.set("changes", {
     seq: 3,
-    pieces: [text("b1", undefined, { keep: 6, add: "<b>x</b></p>", size: 18, base: 2 })],
+    pieces: [{ id: "b1", keep: 6, add: "<b>x</b></p>", size: 18, base: 2 }],
   });
   assert.equal(el.querySelector(".byre-live-body").textContent, "one");
   assert.deepEqual(model.sent, [{ event: "sync" }]);

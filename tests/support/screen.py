@@ -23,6 +23,8 @@ class Screen:
     def _changed(self, change: dict[str, Any]) -> None:
         for piece in change["new"]["pieces"]:
             self.sent.append(piece)
+            if "keep" in piece:  # a change of the growing block: the rest is as it was
+                piece = {**self.pieces[piece["id"]], "reset": False, **piece}
             if piece["slot"] == "done":
                 if piece["id"] not in self.pieces:
                     self.done.setdefault(piece["parent"], []).append(piece["html"])
@@ -37,7 +39,8 @@ class Screen:
                 assert len(units) >= 2 * piece["keep"]
                 html = units[: 2 * piece["keep"]].decode("utf-16-le") + piece["add"]
                 assert len(html.encode("utf-16-le")) == 2 * piece["size"]
-                piece = {**piece, "html": html}
+                piece = {k: v for k, v in piece.items() if k not in ("keep", "add")}
+                piece["html"] = html
             self.pieces[piece["id"]] = {**piece, "seq": change["new"]["seq"]}
 
     def text(self, block_id: str) -> str:

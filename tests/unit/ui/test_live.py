@@ -322,7 +322,7 @@ def test_each_finished_markdown_block_is_sent_once_and_only_the_last_one_again()
         h.loop.advance(0.06)
     h.loop.advance(0.1)
     text_id = h.view.blocks[0].id
-    done = [p for p in h.screen.sent if p["parent"] == text_id]
+    done = [p for p in h.screen.sent if p.get("parent") == text_id]
     # Finished: the paragraph, the whole code block (never split at its inner blank line),
     # the bold paragraph, each sent once; growing: the tail.
     assert len(done) == 3 and len({p["id"] for p in done}) == 3, done
