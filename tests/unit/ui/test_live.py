@@ -380,3 +380,20 @@ def test_a_view_that_missed_changes_gets_everything_on_sync() -> None:
     h.loop.run_ready()
     assert late.pieces.keys() == {k for k in h.screen.pieces}
     assert late.html() == h.screen.html()
+
+
+def test_the_growing_blocks_changes_count_as_javascript_does() -> None:
+    """Offsets in UTF-16 units: with a character outside the BMP before the change, offsets in
+    code points would cut the frontend's string in the wrong place (tests/support/screen.py
+    slices as JavaScript does)."""
+    h = Harness()
+    b = fx.Builder()
+    h.live.update(h.view.apply(parse_message(b.message_start("m"))))
+    h.live.update(h.view.apply(parse_message(b.block_start("m", 0, {"type": "text", "text": ""}))))
+    text = "Emoji \U0001f600 and \U0001d518\U0001d52b then **bold** words " * 6
+    for i in range(0, len(text), 5):
+        h.live.update(h.view.apply(parse_message(b.text_delta("m", 0, text[i : i + 5]))))
+        h.loop.advance(0.09)
+    text_id = h.view.blocks[0].id
+    assert any("keep" in p for p in h.screen.sent)  # sent as changes, not whole
+    assert h.screen.text(text_id) == render_markdown(text, growing=True)
