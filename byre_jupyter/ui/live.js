@@ -11,9 +11,8 @@ function make(tag, cls, text) {
   return node;
 }
 
-// The kernel's sanitized HTML as nodes (a <template> parses without running anything). The
-// one place the module sets HTML: every string given here is what nh3 let through in the
-// kernel (ui/live.py), never text of the page or the user's.
+// The kernel's sanitized HTML as nodes (a <template> runs nothing): the one place HTML is set,
+// and only with what nh3 let through in the kernel (docs/security.md).
 function nodes(html) {
   const t = document.createElement("template");
   // eslint-disable-next-line no-restricted-syntax -- the kernel's sanitized HTML only
@@ -56,9 +55,10 @@ export class LiveTurn {
     this.cursor = make("span", "byre-cursor");
     this.cursor.setAttribute("aria-hidden", "true");
     this.onChanges = () => this.apply(model.get("changes"));
-    this.onBar = () => this.drawBar(model.get("bar") || {});
+    this.onBar = () => this.drawBar({ ...model.get("menus"), ...model.get("bar") });
     model.on("change:changes", this.onChanges);
     model.on("change:bar", this.onBar);
+    model.on("change:menus", this.onBar);
     this.onBar();
     const first = model.get("changes") || { seq: 0 };
     if (first.seq > 0) {
@@ -70,6 +70,7 @@ export class LiveTurn {
   dispose() {
     this.model.off("change:changes", this.onChanges);
     this.model.off("change:bar", this.onBar);
+    this.model.off("change:menus", this.onBar);
   }
 
   makeBar() {
@@ -203,9 +204,8 @@ function options(select, values, value, label) {
   }
 }
 
-// What each kind of piece draws. A text block: the kernel sends each finished Markdown block
-// once ("done" pieces, parsed into the text's own box, in order, so it lays out as the record
-// does) and the block being written as the text piece's html.
+// What each kind of piece draws. A text's finished blocks ("done" pieces) go into its box in
+// order, before the block being written, so it lays out as the record does.
 LiveTurn.kinds = {
   text(piece, view) {
     const box = make("div");
@@ -320,8 +320,8 @@ function copy(button) {
   }
 }
 
-// The whole turn's box (the approval cards, ipywidgets of ui/approval_card.py, are its other
-// children): the copy buttons, and the cards' reason box, roles and scrolling.
+// The turn's box (the approval cards, ipywidgets, are in it too): copy buttons, and the cards'
+// reason box, roles and scrolling.
 export function watchRoot(root) {
   if (root.byreLive) return () => {};
   root.byreLive = true;

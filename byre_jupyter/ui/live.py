@@ -113,14 +113,16 @@ def _rendered(markdown: str, *, growing: bool = False) -> str:
 
 
 class LiveWidget(anywidget.AnyWidget):
-    """The view's one model: ``head`` once, ``bar`` (status and controls), ``changes``."""
+    """The view's one model: ``head`` once, ``bar`` (the status), ``menus``, ``changes``."""
 
     _esm = _HERE / "live.js"
     _css = _HERE / "live.css"
     #: The frame's style and the record's prompt line (sanitized HTML): set once.
     head = T.Dict().tag(sync=True)
-    #: The status line and the controls' state.
+    #: The status line.
     bar = T.Dict().tag(sync=True)
+    #: The controls' state: the menus' options and values, Stop's.
+    menus = T.Dict().tag(sync=True)
     #: ``{"seq": n, "pieces": [...]}``: the pieces that changed since ``seq - 1``.
     changes = T.Dict({"seq": 0, "pieces": []}).tag(sync=True)
 
@@ -615,17 +617,22 @@ class LiveView:
         self._publish_bar()
 
     def _publish_bar(self) -> None:
-        self._live.bar = {
-            "status": self._status,
-            "waiting": self._status_waiting,
-            "done": self._status_done,
-            "models": self._models,
-            "model": self._model,
-            "modes": self._modes,
-            "mode": self._mode,
-            "stopping": self._stopping,
-            "disabled": self._finished,
-        }
+        # Two traits: the status changes every second, the menus seldom, and a trait set to
+        # an equal value sends nothing (the lists are copies, so a change is seen as one).
+        with self._live.hold_sync():
+            self._live.bar = {
+                "status": self._status,
+                "waiting": self._status_waiting,
+                "done": self._status_done,
+            }
+            self._live.menus = {
+                "models": list(self._models),
+                "model": self._model,
+                "modes": None if self._modes is None else list(self._modes),
+                "mode": self._mode,
+                "stopping": self._stopping,
+                "disabled": self._finished,
+            }
 
     def _schedule_tick(self) -> None:
         if not self._closed and not self._finished and self._tick_interval > 0:

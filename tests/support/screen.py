@@ -60,4 +60,4 @@ class Screen:
 
     @property
     def bar(self) -> dict[str, Any]:
-        return dict(self.live.model.bar)
+        return {**self.live.model.menus, **self.live.model.bar}
