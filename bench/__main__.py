@@ -59,7 +59,17 @@ PROFILES = {
 
 
 def _benchmarks(p: Profile) -> dict[str, Callable[[], Section]]:
-    from . import bigline, latency, memory, redact, rendering, shapes, spare, throughput
+    from . import (
+        bigline,
+        latency,
+        memory,
+        redact,
+        rendering,
+        shapes,
+        spare,
+        throughput,
+        widget_bytes,
+    )
 
     return {
         "throughput": lambda: throughput.measure(
@@ -74,10 +84,21 @@ def _benchmarks(p: Profile) -> dict[str, Callable[[], Section]]:
         "shapes": lambda: shapes.measure(
             p.shapes_scale, p.shapes_reps, shapes.SHAPES if p.name != "smoke" else ("code",)
         ),
+        "widget_bytes": lambda: widget_bytes.measure(),
     }
 
 
-NAMES = ("throughput", "bigline", "rendering", "latency", "memory", "redact", "spare", "shapes")
+NAMES = (
+    "throughput",
+    "bigline",
+    "rendering",
+    "latency",
+    "memory",
+    "redact",
+    "spare",
+    "shapes",
+    "widget_bytes",
+)
 
 
 def run(

@@ -32,8 +32,6 @@ from __future__ import annotations
 import tempfile
 from typing import Any
 
-from byre_jupyter.ui.live import _FREEZE_CHARS as FREEZE_CHARS
-
 from .common import Section, fake_cli, fmt, method_of, plan_env, summary
 from .gen import text_turn_file
 from .kernel import BenchKernel
@@ -190,10 +188,10 @@ def measure(
         f"{fmt(large['cpu'])} s (2 words/delta) for a {duration:g} s turn; the same replay into a "
         f"surface that does nothing (its pacing alone) costs {fmt(base)} s, so the rendering "
         f"pipeline's own share is about {fmt(small['cpu'] - base)} s and "
-        f"{fmt(large['cpu'] - base)} s. The live view freezes finished blocks in "
-        f"~{FREEZE_CHARS}-character batches into widgets of their own, so a flush resends "
-        "only the unfrozen tail (O(tail) bytes per flush, not O(text)), and renders only its "
-        "last block again (markdown: mistune + nh3; render_markdown caches finished blocks)."
+        f"{fmt(large['cpu'] - base)} s. The live view sends each finished Markdown block once "
+        "and the growing one as a change to what it sent before (bench/widget_bytes.py), and "
+        "renders only its last block again (markdown: mistune + nh3; render_markdown caches "
+        "finished blocks)."
     )
     section.notes.append(
         "Messages: one comm_msg per flush for the growing tail (12.5/s), the header on its 1 Hz "

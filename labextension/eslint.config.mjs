@@ -14,5 +14,17 @@ export default tseslint.config(
         { selector: "MemberExpression[property.name='innerHTML']", message: 'Never render untrusted text as HTML.' }
       ]
     }
+  },
+  // The live view's ES module (byre_jupyter/ui/live.js, run from the repository's root:
+  // npm run lint) and its tests: plain JavaScript for the browser.
+  {
+    files: ['**/*.js', '**/*.mjs'],
+    languageOptions: {
+      sourceType: 'module',
+      globals: Object.fromEntries(
+        ['document', 'window', 'navigator', 'setTimeout', 'Event', 'MutationObserver',
+          'requestAnimationFrame', 'cancelAnimationFrame', 'globalThis'].map((name) => [name, 'readonly'])
+      )
+    }
   }
 );

@@ -1,24 +1,38 @@
-"""The live ipywidgets view of a running turn.
+"""The live view of a running turn: one anywidget model, rendered by ``live.js``.
 
-Shown in a ``display_id`` slot while the turn runs and replaced by :func:`static_outputs` when
-it ends (docs/kernel.md, section 4). Rules this module keeps (docs/kernel.md, sections 3 and 5):
+Shown in a ``display_id`` slot while the turn runs and replaced by the static record when it
+ends (docs/kernel.md, sections 3 to 5). The kernel keeps the state in traits and renders every
+piece of HTML itself (sanitized with nh3); the ES module ``live.js`` next to this file draws
+it, runs the controls and the copy buttons, and sends the user's clicks back as custom
+messages. What this module keeps:
 
-* background updates only set traits; nothing writes through ``with out:``;
-* pushes are coalesced to ≤ 12.5 Hz by :class:`Coalescer`, and only blocks whose ``version``
-  moved are re-rendered, so a streaming answer resends just its growing block;
+* one widget model for the view (an ipywidgets box around it holds the approval cards, which
+  stay ipywidgets: ui/approval_card.py);
+* only what changed goes over the comm: each flush sets ``changes`` to the pieces whose
+  content moved (a finished Markdown block once, the growing block, a card that changed), so
+  comm bytes grow with the answer, not with its square;
+* pushes are coalesced to ≤ 12.5 Hz by :class:`Coalescer`;
 * widget callbacks may run on a subshell thread, so they only do
   ``loop.call_soon_threadsafe(...)``; the real work runs on the kernel's loop;
-* :meth:`LiveView.close` closes every widget model it created (layouts and styles too), so
-  nothing lingers in the kernel's widget registry or the saved notebook.
+* :meth:`LiveView.close` closes every widget model it created, so nothing lingers in the
+  kernel's widget registry or the saved notebook.
+
+The view has the record's lines: the prompt line on top (the record's own markup) and, where
+the record has its footer, one bar with the status and the controls, so the swap at the end
+changes neither the layout nor the height (docs/kernel.md, section 4).
 """
 
 from __future__ import annotations
 
+import base64
 import functools
-from collections.abc import Callable, Sequence
+import pathlib
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+import anywidget
 import ipywidgets as W
+import traitlets as T
 
 from byre_jupyter.protocol import PERMISSION_MODES
 from byre_jupyter.ui.coalesce import Coalescer, LoopLike, TimerLike
@@ -32,7 +46,9 @@ from byre_jupyter.ui.format import (
     truncate,
 )
 from byre_jupyter.ui.markdown import escape_text, render_markdown, split_blocks
-from byre_jupyter.ui.style import RENDERED_CLASS, TURN_BORDER, TURN_MARGIN, TURN_PADDING
+from byre_jupyter.ui.record import block_html, final_clean, prompt_line
+from byre_jupyter.ui.style import RENDERED_CLASS, TURN_STYLE
+from byre_jupyter.ui.toolinfo import tool_info
 from byre_jupyter.ui.viewmodel import (
     BlockView,
     ImageView,
@@ -41,19 +57,15 @@ from byre_jupyter.ui.viewmodel import (
     ThinkingView,
     ToolCardView,
     TurnView,
-    sniff_image_type,
 )
 
-__all__ = ["LiveView"]
+__all__ = ["PERMISSION_HELP", "LiveView", "LiveWidget"]
 
+_HERE = pathlib.Path(__file__).parent
 _HEADER_ID = "\x00header"
-# Flushes at 12.5 Hz: smooth enough (>= 10 updates/s), and with the header's 1 Hz tick and the
-# freezes' children updates under 20 comm messages/s (bench/RESULTS.md, rendering; 20 Hz made
-# 25/s). The tail resent per flush is below _FREEZE_CHARS, and only its last block is rendered
-# again (render_markdown caches the others), so a longer tail costs bytes, not rendering, and
-# halves the freezes' children updates (4000 made 20.5 comm messages/s on a quiet machine).
+# Flushes at 12.5 Hz: smooth enough (>= 10 updates/s), and with the header's 1 Hz tick under
+# 20 comm messages/s (bench/RESULTS.md, rendering).
 _INTERVAL = 0.08
-_FREEZE_CHARS = 8000
 _DONE_MARKS = {"done": "✓", "error": "✗", "interrupted": "■"}
 # What each status means to the user (the view's own words are short and technical).
 _STATUS_WORDS = {
@@ -65,291 +77,236 @@ _STATUS_WORDS = {
     "error": "failed",
     "interrupted": "stopped",
 }
-# What the live view does in the browser, run once per view by its stylesheet's onload (an
-# HTML widget sets innerHTML, where a <script> would not run). Our own constant, no model text
-# in it, nothing loaded: a copy button writes its code block's text to the clipboard; Stop
-# gives the focus back to the cell, so Shift+Enter goes on working (the button, disabled once
-# the kernel took the click, would drop it to the page body); the streamed text is a polite
-# live region; an approval card is an alertdialog named by its title and, when it starts
-# waiting off-screen (Run All), is scrolled into view once. The saved record is sanitized (no
-# scripts) and has none of this.
-LIVE_JS = (
-    "(function(s){"
-    "var root=s.closest('.byre-live-root');"
-    "if(!root||root.byreLive)return;root.byreLive=1;"
-    "root.addEventListener('keydown',function(e){"
-    "var t=e.target;if((e.key==='Enter'||e.key===' ')&&t&&t.classList&&"
-    "t.classList.contains('byre-copy')){e.preventDefault();e.stopPropagation();t.click()}});"
-    # A card's reason box syncs only when one of the card's buttons is clicked, just before
-    # the click: ipywidgets holds a model's next update until the kernel acknowledged the
-    # last but sends a click at once, so a sync on leaving the box let a click overtake the
-    # rest of the reason when the kernel lagged. One update, sent first, arrives first.
-    "var box=function(t){return t&&t.closest&&t.tagName==='INPUT'&&"
-    "t.closest('.byre-approval-card')};"
-    "root.addEventListener('change',function(e){"
-    "if(!root.byreSync&&box(e.target)){e.stopPropagation()}},true);"
-    "root.addEventListener('click',function(e){"
-    "var b=e.target&&e.target.closest&&e.target.closest('.byre-approval-card button');"
-    "var i=b&&b.closest('.byre-approval-card').querySelector('input');"
-    "if(i){root.byreSync=1;try{i.dispatchEvent(new Event('change',{bubbles:true}))}"
-    "finally{root.byreSync=0}}},true);"
-    "root.addEventListener('click',function(e){"
-    "var t=e.target;if(!t||!t.closest)return;"
-    "var copy=t.closest('.byre-copy');"
-    "if(copy){var pre=copy.parentElement.querySelector('pre');"
-    "var done=function(w){copy.textContent=w;"
-    "setTimeout(function(){copy.textContent='Copy'},1500)};"
-    "if(pre&&navigator.clipboard){navigator.clipboard.writeText(pre.innerText)"
-    ".then(function(){done('Copied')},function(){done('Copy failed')})}"
-    "else{done('Copy failed')}return}"
-    "if(t.closest('.byre-stop')){var cell=root.closest('.jp-Cell');"
-    "if(cell){setTimeout(function(){cell.focus()},0)}}});"
-    "var mark=function(){"
-    "root.querySelectorAll('.byre-copy:not([tabindex])').forEach(function(b){"
-    "b.setAttribute('tabindex','0')});"
-    "var body=root.querySelector('.byre-live-body');"
-    "if(body&&!body.hasAttribute('aria-live')){body.setAttribute('role','log');"
-    "body.setAttribute('aria-live','polite');body.setAttribute('aria-label','Answer')}"
-    "root.querySelectorAll('.byre-approval-card input:not([aria-label])').forEach("
-    "function(i){i.setAttribute('aria-label','Reason for denying (optional, sent to Claude)')});"
-    "root.querySelectorAll('.byre-approval-card').forEach(function(card){"
-    "var title=card.querySelector('.byre-approval-title');"
-    # whole: title, body and the answers' row rendered, so it is scrolled to its full size
-    "if(card.byreSeen||!title||card.children.length<3||!card.querySelector('input'))return;"
-    "card.byreSeen=1;"
-    "card.setAttribute('role','alertdialog');"
-    "card.setAttribute('aria-label',title.textContent.trim());"
-    "var r=card.getBoundingClientRect();"
-    "if(r.top<0||r.bottom>window.innerHeight){card.scrollIntoView({block:'nearest'})}})};"
-    "new MutationObserver(mark).observe(root,{childList:true,subtree:true});mark()"
-    "})(this)"
-)
-# The live view's only stylesheet: our own class names, no url(), nothing remote. The spinner
-# turns by CSS, so it costs no kernel message per frame; the header stays in view (sticky)
-# while a long answer scrolls. Its onload runs LIVE_JS.
-LIVE_CSS = (
-    f'<style onload="{LIVE_JS}">'
-    "@keyframes byre-spin{to{transform:rotate(360deg)}}"
-    ".byre-spinner{display:inline-block;width:0.75em;height:0.75em;box-sizing:border-box;"
-    "border:2px solid currentColor;border-right-color:transparent;border-radius:50%;"
-    "animation:byre-spin 0.9s linear infinite;opacity:0.7;vertical-align:-0.1em}"
-    "@media (prefers-reduced-motion:reduce){.byre-spinner{animation-duration:3s}}"
-    # Sticky needs every box between the header and the notebook's scroller to let it out:
-    # the output area's boxes scroll (overflow:auto) by default, so while this view lives,
-    # the ones holding it do not. min-width:0 keeps them as wide as the cell (a scroll box
-    # had that for free): long unbreakable text scrolls inside its own block instead.
-    ".jp-OutputArea:has(.byre-live-header),.jp-OutputArea-child:has(.byre-live-header),"
-    ".jp-OutputArea-output:has(.byre-live-header),.jupyter-widgets.byre-live-root"
-    "{overflow:visible!important;min-width:0!important}"
-    ".jupyter-widgets.byre-live-header{position:sticky!important;top:0;z-index:3;"
-    "background:var(--jp-layout-color0,#fff);align-items:center}"
-    ".byre-live-header .widget-label{width:auto;min-width:0}"
-    # The copy button floats in the code box's corner: the text lays out as in the record.
-    ".byre-code{position:relative}"
-    ".byre-copy{position:absolute;top:0.4em;right:0.4em;z-index:1;cursor:pointer;"
-    "font-family:var(--jp-ui-font-family,sans-serif);font-size:var(--jp-ui-font-size0,11px);"
-    "line-height:1.5;padding:0 0.6em;border-radius:3px;opacity:0.7;"
-    "border:1px solid var(--jp-border-color1,#bdbdbd);"
-    "background:var(--jp-layout-color1,#fff);color:var(--jp-ui-font-color1,#000)}"
-    ".byre-code:hover .byre-copy,.byre-copy:focus{opacity:1}"
-    ".byre-status.byre-waiting{opacity:1!important;font-weight:bold;"
-    "color:var(--jp-warn-color0,#b35c00)}"
-    "</style>"
-)
+#: What each permission mode means, shown beside the menu (its options' and its own title).
+PERMISSION_HELP = {
+    "default": "default: Claude asks before a tool that is not allowed yet",
+    "acceptEdits": "acceptEdits: file edits are allowed without asking; other tools ask",
+    "plan": "plan: Claude plans and reads, and changes nothing",
+    "bypassPermissions": "bypassPermissions: every tool runs without asking",
+    "dontAsk": "dontAsk: never ask; a tool that is not allowed yet is denied",
+    "auto": "auto: the CLI decides per tool whether to ask",
+}
 # Each code box of the live text, wrapped with its copy button (our renderer writes every <pre>
-# and escapes model text, so these tags are ours). A span with role=button, made focusable by
-# LIVE_JS: the markup keeps to the tags and attributes that cannot load anything.
+# and escapes model text, so these tags are ours); live.js makes the span a focusable button
+# (the sanitizer keeps no role or tabindex attributes).
 _PRE_OPEN = "<pre "
-_COPY_BUTTON = (
-    '<div class="byre-code"><span class="byre-copy" role="button" title="Copy code">Copy</span>'
-    "<pre "
-)
-#: Widgets in a row keep their natural width and wrap instead of shrinking into "Allow …".
-NO_SHRINK = "0 0 auto"
+_COPY_BUTTON = '<div class="byre-code"><span class="byre-copy">Copy</span><pre '
 _PRE = "max-height:20em;overflow:auto;font-size:0.85em;margin:0.2em 0"
-_NEST = "0 0 0 1em"
+#: Image types the module shows (an image's sniffed ``media_type``), as ``data:`` URLs.
+_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 
 Own = Callable[[W.Widget], Any]
+Piece = dict[str, Any]
 
 
 def _rendered(markdown: str, *, growing: bool = False) -> str:
-    """Model markdown as the static record shows it: inside Jupyter's rendered-HTML class,
-    so font, line height and margins match and the swap at the end does not reflow.
-    ``growing`` text is still being written: half a table or fence is held back."""
-    body = (
+    """Model markdown as the static record shows it, with a copy button on each code box.
+    ``growing`` text is still being written: half a table or fence is held back. (The frame
+    is in Jupyter's rendered-HTML class, as the record's output is, so font, line height,
+    margins and the width the text wraps at match, and the swap at the end does not reflow.)"""
+    return (
         render_markdown(markdown, growing=growing)
         .replace(_PRE_OPEN, _COPY_BUTTON)
         .replace("</pre>", "</pre></div>")
     )
-    return f'<div class="{RENDERED_CLASS}">{body}</div>'
 
 
-def _flat(own: Own) -> Any:
-    """No widget margin: the static record has none around its blocks."""
-    return own(W.Layout(margin="0"))
+class LiveWidget(anywidget.AnyWidget):
+    """The view's one model: ``head`` once, ``bar`` (the status), ``menus``, ``changes``."""
+
+    _esm = _HERE / "live.js"
+    _css = _HERE / "live.css"
+    #: The frame's style and the record's prompt line (sanitized HTML): set once.
+    head = T.Dict().tag(sync=True)
+    #: The status line.
+    bar = T.Dict().tag(sync=True)
+    #: The controls' state: the menus' options and values, Stop's.
+    menus = T.Dict().tag(sync=True)
+    #: ``{"seq": n, "pieces": [...]}``: the pieces that changed since ``seq - 1``.
+    changes = T.Dict({"seq": 0, "pieces": []}).tag(sync=True)
 
 
-class _BlockWidget:
-    """Widgets for one block; ``update`` re-renders only when the block's version moved."""
+class _Block:
+    """What the frontend has of one block: its pieces, re-made when the version moved."""
 
-    def __init__(self, root: W.Widget) -> None:
-        self.root = root
+    def __init__(self, block: BlockView, parent: str, slot: str) -> None:
+        self.id = block.id
+        self.parent = parent
+        self.slot = slot
         self.version = -1
+        self.sent: Piece | None = None
 
-    def update(self, block: BlockView) -> None:
-        if block.version != self.version:
-            self.version = block.version
-            self.render(block)
+    def pieces(self, block: BlockView, seq: int) -> list[Piece]:
+        """The pieces to send for ``block`` in change ``seq`` (none when nothing changed)."""
+        if block.version == self.version:
+            return []
+        self.version = block.version
+        piece = {"id": self.id, "parent": self.parent, "slot": self.slot}
+        piece.update(_sanitized(_content(block)))
+        if piece == self.sent:
+            return []
+        self.sent = piece
+        return [piece]
 
-    def render(self, block: BlockView) -> None:
-        raise NotImplementedError
-
-
-class _TextWidget(_BlockWidget):
-    """Streaming Markdown in pieces: finished blocks are frozen into HTML widgets of their own,
-    so each push resends only the blocks still growing, and re-renders only the last one
-    (render_markdown caches finished blocks). Re-rendering the whole answer per push made
-    kernel CPU and bytes grow with the square of its length (bench/RESULTS.md, rendering).
-    """
-
-    def __init__(self, own: Own) -> None:
-        self._own = own
-        self.tail = own(W.HTML(layout=_flat(own)))
-        self.box = own(W.VBox((self.tail,), layout=own(W.Layout(margin="0", padding="0"))))
-        self._frozen_text = ""
-        super().__init__(self.box)
-
-    def render(self, block: BlockView) -> None:
-        assert isinstance(block, TextView)
-        text = block.text
-        if not text.startswith(self._frozen_text):  # replaced (e.g. the final assistant line)
-            self._reset()
-        tail = text[len(self._frozen_text) :]
-        # Freeze in batches of about _FREEZE_CHARS: each freeze costs a new widget and a
-        # children update, so freezing every paragraph would double the message rate.
-        if len(tail) > _FREEZE_CHARS:
-            *done, last = split_blocks(tail)
-            if done:
-                finished = "".join(done)
-                piece = self._own(W.HTML(_rendered(finished), layout=_flat(self._own)))
-                self.box.children = (*self.box.children[:-1], piece, self.tail)
-                self._frozen_text += finished
-                tail = last
-        self.tail.value = _rendered(tail, growing=not block.frozen)
-
-    def _reset(self) -> None:
-        for child in self.box.children[:-1]:
-            child.close()
-        self.box.children = (self.tail,)
-        self._frozen_text = ""
+    def snapshot(self, seq: int) -> list[Piece]:
+        """Everything the frontend has of the block, whole, for change ``seq``."""
+        return [self.sent] if self.sent is not None else []
 
 
-class _NoticeWidget(_BlockWidget):
-    def __init__(self, own: Own) -> None:
-        self.html = own(W.HTML())
-        super().__init__(self.html)
-
-    def render(self, block: BlockView) -> None:
-        assert isinstance(block, NoticeView)
-        color = "color:#c0392b;" if block.notice_kind == "error" else ""
-        self.html.value = f'<div style="{color}opacity:0.8">{escape_text(block.text)}</div>'
+def _utf16(text: str) -> int:
+    """``text``'s length as JavaScript counts it (UTF-16 code units)."""
+    return len(text.encode("utf-16-le")) // 2
 
 
-class _ThinkingWidget(_BlockWidget):
-    # An Accordion, not an HTML <details>: re-rendering HTML would snap a <details> the user
-    # opened shut 20 times a second while thinking streams; selected_index is a synced trait.
-    def __init__(self, own: Own) -> None:
-        self.html = own(W.HTML())
-        self.acc = own(W.Accordion(children=(self.html,), titles=("Thinking…",)))
-        self.acc.selected_index = None
-        super().__init__(self.acc)
-
-    def render(self, block: BlockView) -> None:
-        assert isinstance(block, ThinkingView)
-        self.html.value = f'<div style="opacity:0.7">{render_markdown(block.text)}</div>'
-        self.acc.titles = ("Thinking" if block.frozen else "Thinking…",)
-
-
-class _ImageWidget(_BlockWidget):
-    def __init__(self, own: Own, image: ImageView) -> None:
-        mime = sniff_image_type(image.data)
-        widget: W.Widget
-        if mime is None:
-            widget = own(W.HTML(value=escape_text(f"<unsupported image from {image.origin}>")))
+def _shared_prefix(old: str, new: str) -> int:
+    """How many leading characters ``old`` and ``new`` share (a binary search of slices)."""
+    low, high = 0, min(len(old), len(new))
+    while low < high:
+        mid = (low + high + 1) // 2
+        if old[:mid] == new[:mid]:
+            low = mid
         else:
-            widget = own(
-                W.Image(
-                    value=image.data,
-                    format=mime.split("/", 1)[1],
-                    layout=own(W.Layout(max_width="100%")),
-                )
-            )
-        super().__init__(widget)
-
-    def render(self, block: BlockView) -> None:
-        pass  # images never change
+            high = mid - 1
+    return low
 
 
-class _CardWidget(_BlockWidget):
-    """Accordion(details: input, result, nested children) + the card's images below it."""
+class _Text(_Block):
+    """Streaming Markdown: each finished Markdown block is sent once, as a piece of its own
+    (``id/k``), and the block being written as a change to what was sent before: the HTML it
+    keeps (``keep`` characters) and what follows (``add``). A growing paragraph, code block or
+    table renders to HTML that mostly grows at its end, so each flush costs about what was
+    written since the last one. Re-sending the whole answer per push made comm bytes grow with
+    the square of its length (bench/widget_bytes.py)."""
 
-    def __init__(self, own: Own) -> None:
-        self.detail = own(W.HTML())
-        self.children = own(W.VBox(layout=own(W.Layout(margin=_NEST))))
-        self.acc = own(W.Accordion(children=(own(W.VBox((self.detail, self.children))),)))
-        self.acc.selected_index = None
-        self.images = own(W.VBox())
-        super().__init__(own(W.VBox((self.acc, self.images))))
+    def __init__(self, block: BlockView, parent: str, slot: str) -> None:
+        super().__init__(block, parent, slot)
+        self.done_text = ""
+        self.done: list[Piece] = []
+        #: The change that last sent the growing block: a diff applies to that one only.
+        self.sent_seq = 0
 
-    def render(self, block: BlockView) -> None:
-        assert isinstance(block, ToolCardView)
-        self.acc.titles = (card_title(block),)
-        parts: list[str] = []
-        shown = card_input_text(block)
-        if shown:
-            parts.append(f'<pre style="{_PRE}">{escape_text(truncate(shown))}</pre>')
-        if block.task_note:
-            parts.append(f'<div style="opacity:0.7">{escape_text(block.task_note)}</div>')
-        if card_result_text(block):  # none for a denied call: its notice says it
-            color = ";color:#c0392b" if block.is_error else ""
-            text = escape_text(truncate(card_result_text(block)))
-            parts.append(f'<pre style="{_PRE}{color}">{text}</pre>')
-        self.detail.value = "".join(parts)
+    def pieces(self, block: BlockView, seq: int) -> list[Piece]:
+        assert isinstance(block, TextView)
+        if block.version == self.version:
+            return []
+        self.version = block.version
+        out: list[Piece] = []
+        text = block.text
+        reset = not text.startswith(self.done_text)  # replaced (e.g. the final assistant line)
+        if reset:
+            self.done_text, self.done = "", []
+        *finished, tail = split_blocks(text[len(self.done_text) :]) or [""]
+        for part in finished:
+            piece = {
+                "id": f"{self.id}/{len(self.done)}",
+                "parent": self.id,
+                "slot": "done",
+                "kind": "html",
+                "html": final_clean(_rendered(part)),
+            }
+            self.done.append(piece)
+            self.done_text += part
+            out.append(piece)
+        growing = not block.frozen
+        html = final_clean(_rendered(tail, growing=growing)) if tail.strip() else ""
+        head: Piece = {
+            "id": self.id,
+            "parent": self.parent,
+            "slot": self.slot,
+            "kind": "text",
+            "growing": growing,
+            "html": html,
+        }
+        before = self.sent
+        if head == before and not reset:
+            return out
+        self.sent = head
+        wire: Piece = {**head, "reset": reset}
+        if before is not None and not reset:
+            # Only what changed: the frontend has the rest (its place, its kind). In UTF-16
+            # units, as live.js slices strings; ``base`` names the change it edits.
+            keep = _shared_prefix(before["html"], html)
+            wire = {"id": self.id, "keep": _utf16(html[:keep]), "add": html[keep:],
+                    "size": _utf16(html), "base": self.sent_seq}  # fmt: skip
+            if growing != before["growing"]:
+                wire["growing"] = growing
+        self.sent_seq = seq
+        out.insert(0, wire)
+        return out
+
+    def snapshot(self, seq: int) -> list[Piece]:
+        self.sent_seq = seq
+        return [*super().snapshot(seq), *self.done]
 
 
 @functools.singledispatch
-def _widget_for(block: BlockView, own: Own) -> _BlockWidget:
-    """The widget that draws ``block``: one factory per block type (``.register``)."""
-    raise TypeError(f"no widget for {type(block).__name__}")
+def _content(block: BlockView) -> Piece:
+    """The piece's content for ``block``: one function per block type (``.register``)."""
+    raise TypeError(f"no live piece for {type(block).__name__}")
 
 
-@_widget_for.register
-def _(block: TextView, own: Own) -> _BlockWidget:
-    return _TextWidget(own)
+@_content.register
+def _(block: NoticeView) -> Piece:
+    return {"kind": "html", "html": block_html(block)}  # as the record shows it
 
 
-@_widget_for.register
-def _(block: ThinkingView, own: Own) -> _BlockWidget:
-    return _ThinkingWidget(own)
+@_content.register
+def _(block: ThinkingView) -> Piece:
+    return {
+        "kind": "details",
+        "title": "Thinking" if block.frozen else "Thinking…",
+        "html": f'<div style="opacity:0.7">{render_markdown(block.text)}</div>',
+    }
 
 
-@_widget_for.register
-def _(block: ToolCardView, own: Own) -> _BlockWidget:
-    return _CardWidget(own)
+@_content.register
+def _(block: ImageView) -> Piece:
+    mime = block.media_type
+    if mime not in _IMAGE_TYPES:
+        text = escape_text(f"<unsupported image from {block.origin}>")
+        return {"kind": "html", "html": f"<div>{text}</div>"}
+    return {"kind": "image", "type": mime, "data": base64.b64encode(block.data).decode("ascii")}
 
 
-@_widget_for.register
-def _(block: ImageView, own: Own) -> _BlockWidget:
-    return _ImageWidget(own, block)
+@_content.register
+def _(block: ToolCardView) -> Piece:
+    """The card's input above its subagent's work (``kids``), its result below, as in the
+    record."""
+    before: list[str] = []
+    shown = card_input_text(block)
+    if shown:
+        before.append(f'<pre style="{_PRE}">{escape_text(truncate(shown))}</pre>')
+    if block.task_note:
+        before.append(f'<div style="opacity:0.7">{escape_text(block.task_note)}</div>')
+    after = ""
+    if card_result_text(block):  # none for a denied call: its notice says it
+        text = truncate(card_result_text(block))
+        if tool_info(block.name).subagent and not block.is_error:
+            # A subagent answers in Markdown: shown as the answer's text is, not as code.
+            after = _rendered(text)
+        else:
+            color = ";color:#c0392b" if block.is_error else ""
+            after = f'<pre style="{_PRE}{color}">{escape_text(text)}</pre>'
+    return {
+        "kind": "details",
+        "title": card_title(block),
+        "error": block.is_error,
+        "html": "".join(before),
+        "after": after,
+    }
 
 
-@_widget_for.register
-def _(block: NoticeView, own: Own) -> _BlockWidget:
-    return _NoticeWidget(own)
+def _sanitized(piece: Piece) -> Piece:
+    """The piece with its HTML through the record's nh3 fence once more: the module sets it
+    as innerHTML, so it holds nothing the saved record could not."""
+    for key in ("html", "after"):
+        if piece.get(key):
+            piece = {**piece, key: final_clean(piece[key])}
+    return piece
 
 
 class LiveView:
-    """The widget tree for one turn, fed by :class:`TurnView` updates.
+    """The live view of one turn, fed by :class:`TurnView` updates.
 
     Call :meth:`update` with what :meth:`TurnView.apply` returned, :meth:`finish` when the turn
     ends (flushes and disables the controls), and :meth:`close` after the static bundle
@@ -373,97 +330,55 @@ class LiveView:
         self._loop = loop
         self._on_stop = on_stop
         self._on_model = on_model
+        self._on_permission_mode = on_permission_mode
         self._tick_interval = tick
         self._owned: list[W.Widget] = []
-        # Without it only the first edit of a menu or text box reaches the kernel mid-turn.
+        # Without it only the first edit of an approval card's reason reaches the kernel.
         self._acknowledger = UpdateAcknowledger()
         # Without it Lab's and Notebook 7's kernel status read "Idle" while the turn ran.
         self._kernel_status = StatusKeeper()
         self._kernel_status.install()
-        self._syncing = False
         self._closed = False
         self._finished = False
         self._stopping = False
-        self._blocks: dict[str, _BlockWidget] = {}
+        self._blocks: dict[str, _Block] = {}
+        self._seq = 0
         self._header_seen = -1
         # The model the user chose mid-turn, and the model the turn ran on then: the choice
         # applies from the next request, so until the view's model moves the menu keeps the
         # choice and the status says when it takes effect.
         self._chosen: str | None = None
         self._model_at_choice: str | None = None
-
-        self._name = self._own(
-            W.HTML(
-                value=f"Session <b>{escape_text(view.session_name)}</b>",
-                layout=self._own(W.Layout(flex=NO_SHRINK, margin="0 0.6em 0 0")),
-            )
-        )
-        self._model = self._own(
-            W.Dropdown(
-                options=(),
-                description="Model",
-                tooltip="Model",
-                style={"description_width": "initial"},
-                layout=self._own(W.Layout(width="auto", flex=NO_SHRINK)),
-            )
-        )
-        self._stop = self._own(
-            W.Button(
-                description="Stop",
-                icon="stop",
-                tooltip="Interrupt this turn",
-                layout=self._own(W.Layout(width="auto", flex=NO_SHRINK)),
-            )
-        )
-        self._spinner = self._own(
-            W.HTML(
-                value='<span class="byre-spinner" aria-hidden="true"></span>',
-                layout=self._own(W.Layout(flex=NO_SHRINK, width="1.2em", margin="0 0.3em 0 0.5em")),
-            )
-        )
-        self._status = self._own(W.HTML(layout=self._own(W.Layout(flex="1 1 12em"))))
-        self._css = self._own(W.HTML(LIVE_CSS, layout=self._own(W.Layout(display="none"))))
-        self._on_permission_mode = on_permission_mode
-        controls: list[W.Widget] = [self._name, self._model]
-        self._mode: W.Dropdown | None = None
+        self._models: list[str] = []
+        self._model = ""
+        self._modes: list[str] | None = None
+        self._mode = ""
         if permission_mode is not None and on_permission_mode is not None:
-            modes = list(dict.fromkeys([*PERMISSION_MODES, permission_mode]))
-            self._mode = self._own(
-                W.Dropdown(
-                    options=modes,
-                    value=permission_mode,
-                    description="Permissions",
-                    tooltip="Permission mode: when Claude must ask before using a tool",
-                    style={"description_width": "initial"},
-                    layout=self._own(W.Layout(width="auto", flex=NO_SHRINK)),
-                )
-            )
-            self._mode.observe(self._mode_changed, names="value")
-            controls.append(self._mode)
+            self._modes = list(dict.fromkeys([*PERMISSION_MODES, permission_mode]))
+            self._mode = permission_mode
         # Approval cards now waiting in this view (the status says so).
         self._waiting: list[W.Widget] = []
-        header = self._own(
-            W.HBox(
-                (*controls, self._stop, self._spinner, self._status, self._css),
-                layout=self._own(W.Layout(flex_flow="row wrap")),
+        self._status = ""
+        self._status_waiting = False
+        self._status_done = False
+
+        self._live: LiveWidget = self._own(
+            LiveWidget(
+                head={
+                    "style": TURN_STYLE,
+                    "prompt": prompt_line(view),
+                    "frame": RENDERED_CLASS,
+                    "help": PERMISSION_HELP,
+                },
+                layout=self._own(W.Layout(margin="0")),
             )
         )
-        header.add_class("byre-live-header")
-        self._stop.add_class("byre-stop")
-        self._body = self._own(W.VBox())
-        self._body.add_class("byre-live-body")
+        self._live.on_msg(self._message)
         self._root = self._own(
-            W.VBox(
-                (header, self._body),
-                layout=self._own(
-                    W.Layout(border_left=TURN_BORDER, padding=TURN_PADDING, margin=TURN_MARGIN)
-                ),
-            )
+            W.VBox((self._live,), layout=self._own(W.Layout(margin="0", padding="0")))
         )
         self._root.add_class("byre-live-root")
         self.set_models(models)
-        self._model.observe(self._model_changed, names="value")
-        self._stop.on_click(self._stop_clicked)
         self._coalescer = Coalescer(loop, self._flush, interval)
         self._timer: TimerLike | None = None
         self._render_header()
@@ -477,13 +392,13 @@ class LiveView:
         return self._root
 
     @property
+    def model(self) -> LiveWidget:
+        """The view's one model (its traits are what the frontend draws)."""
+        return self._live
+
+    @property
     def coalescer(self) -> Coalescer:
         return self._coalescer
-
-    def widget_for(self, block_id: str) -> W.Widget | None:
-        """The root widget showing block ``block_id`` (None until it was first pushed)."""
-        block = self._blocks.get(block_id)
-        return block.root if block is not None else None
 
     def update(self, changed: Sequence[BlockView]) -> None:
         """Mark blocks dirty; the coalescer pushes them (and the header) at ≤ 1/interval Hz."""
@@ -498,49 +413,44 @@ class LiveView:
             self._coalescer.mark(ids)
 
     def set_models(self, models: Sequence[str], value: str | None = None) -> None:
-        """Replace the dropdown's options; ``value`` defaults to the view's current model.
+        """Replace the menu's options; ``value`` defaults to the view's current model.
 
         An explicit ``value`` (the runner's word on the session's model) also ends a pending
         choice of the user's; without one, the user's pending choice stays shown.
         """
         if value is not None:
             self._chosen = None
-        current = value or self._chosen or self._view.model or (self._model.value or None)
+        current = value or self._chosen or self._view.model or self._model or None
         self._show_models(models, current)
+        if not self._closed and self._header_seen >= 0:
+            self._publish_bar()
 
     def _show_models(self, models: Sequence[str], current: str | None) -> None:
         options = list(dict.fromkeys(models))
         if current and current not in options:
             options.insert(0, current)
-        self._syncing = True
-        try:
-            self._model.options = tuple(options)
-            self._model.value = current if current else (options[0] if options else None)
-        finally:
-            self._syncing = False
+        self._models = options
+        self._model = current if current else (options[0] if options else "")
 
     def set_permission_mode(self, mode: str) -> None:
         """Show ``mode`` in the menu without calling back (e.g. after a refused switch)."""
-        if self._mode is None or self._closed:
+        if self._modes is None or self._closed:
             return
-        self._syncing = True
-        try:
-            if mode not in self._mode.options:
-                self._mode.options = (*self._mode.options, mode)
-            self._mode.value = mode
-        finally:
-            self._syncing = False
+        if mode not in self._modes:
+            self._modes.append(mode)
+        self._mode = mode
+        self._publish_bar()
 
     def own(self, widget: Any) -> Any:
         """Register a widget made elsewhere (an approval card) so :meth:`close` closes it."""
         return self._own(widget)
 
     def show_approval(self, widget: W.Widget) -> None:
-        """Append an approval card at the end of the body (where the conversation is now);
-        until :meth:`hide_approval` the status says "waiting for your approval"."""
+        """Show an approval card below the answer (where the conversation is now); until
+        :meth:`hide_approval` the status says "waiting for your approval"."""
         if self._closed:
             return
-        self._body.children = (*self._body.children, widget)
+        self._root.children = (*self._root.children, widget)
         self._waiting.append(widget)
         self._render_header()
 
@@ -548,7 +458,7 @@ class LiveView:
         """Remove an answered card shown with :meth:`show_approval`."""
         if self._closed:
             return
-        self._body.children = tuple(c for c in self._body.children if c is not widget)
+        self._root.children = tuple(c for c in self._root.children if c is not widget)
         self._waiting = [w for w in self._waiting if w is not widget]
         self._render_header()
 
@@ -561,10 +471,6 @@ class LiveView:
         self._cancel_tick()
         self._coalescer.mark([_HEADER_ID, *(b.id for b in self._view.walk())])
         self._coalescer.flush_now()
-        self._stop.disabled = True
-        self._model.disabled = True
-        if self._mode is not None:
-            self._mode.disabled = True
 
     def close(self) -> None:
         """Stop timers and close every widget model this view created."""
@@ -584,37 +490,42 @@ class LiveView:
 
     # -- widget callbacks: any thread, so only hand over to the loop -----------------------
 
-    def _model_changed(self, change: dict[str, Any]) -> None:
-        if self._syncing or self._closed:
+    def _message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        """A click or choice from live.js: ``{"event": "stop" | "model" | "mode" | "sync"}``."""
+        if self._closed or not isinstance(content, dict):
             return
-        new = change.get("new")
-        if isinstance(new, str) and new:
-            self._loop.call_soon_threadsafe(self._model_chosen, new)
+        event, value = content.get("event"), content.get("value")
+        if event == "stop":
+            self._loop.call_soon_threadsafe(self._stop_on_loop)
+        elif event == "sync":
+            self._loop.call_soon_threadsafe(self._resend)
+        elif event == "model" and isinstance(value, str) and value:
+            self._loop.call_soon_threadsafe(self._model_chosen, value)
+        elif event == "mode" and isinstance(value, str) and value:
+            self._loop.call_soon_threadsafe(self._mode_chosen, value)
 
     def _model_chosen(self, name: str) -> None:
-        if self._closed:
+        if self._closed or self._finished or name not in self._models:
             return
         self._chosen = name
+        self._model = name
         self._model_at_choice = self._view.model
         self._on_model(name)
         self._coalescer.mark([_HEADER_ID])
 
-    def _mode_changed(self, change: dict[str, Any]) -> None:
-        if self._syncing:
+    def _mode_chosen(self, mode: str) -> None:
+        if self._closed or self._finished or self._modes is None or mode not in self._modes:
             return
-        new = change.get("new")
-        if isinstance(new, str) and self._on_permission_mode is not None and not self._closed:
-            self._loop.call_soon_threadsafe(self._on_permission_mode, new)
-
-    def _stop_clicked(self, _button: W.Button) -> None:
-        self._loop.call_soon_threadsafe(self._stop_on_loop)
+        self._mode = mode
+        if self._on_permission_mode is not None:
+            self._on_permission_mode(mode)
+        self._coalescer.mark([_HEADER_ID])
 
     def _stop_on_loop(self) -> None:
         if self._stopping or self._finished or self._closed:
             return
         self._stopping = True
-        self._stop.description = "Stopping…"
-        self._stop.disabled = True
+        self._publish_bar()
         self._on_stop()
 
     # -- rendering (on the loop) ------------------------------------------------------------
@@ -627,36 +538,56 @@ class LiveView:
     def _flush(self, ids: set[str]) -> None:
         if self._closed:
             return
-        for block in self._view.walk():
-            # Blocks never pushed get a widget too, so a child always finds its parent's box.
-            if block.id in ids or block.id not in self._blocks:
-                widget = self._blocks.get(block.id)
-                if widget is None:
-                    widget = self._create(block)
-                widget.update(block)
-        if _HEADER_ID in ids:
-            self._render_header()
+        pieces: list[Piece] = []
+        seq = self._seq + 1
+        for block, parent, slot in self._placed():
+            known = self._blocks.get(block.id)
+            if known is None:
+                known = self._blocks[block.id] = self._tracker(block, parent, slot)
+            elif block.id not in ids:
+                continue
+            pieces += known.pieces(block, seq)
+        with self._live.hold_sync():
+            if pieces:
+                self._send(pieces)
+            if _HEADER_ID in ids:
+                self._render_header()
 
-    def _create(self, block: BlockView) -> _BlockWidget:
-        widget = _widget_for(block, self._own)
-        self._blocks[block.id] = widget
-        box = self._body
-        parent_id = self._view.parent_id(block.id)
-        parent = self._blocks.get(parent_id) if parent_id else None
-        if isinstance(parent, _CardWidget):
-            box = parent.images if isinstance(block, ImageView) else parent.children
-        box.children = (*box.children, widget.root)
-        return widget
+    def _placed(self) -> Iterator[tuple[BlockView, str, str]]:
+        """Every block in document order, with its parent piece and the slot it goes in."""
+        for block in self._view.walk():
+            parent = self._view.parent_id(block.id)  # always a tool card
+            if parent:
+                yield block, parent, "images" if isinstance(block, ImageView) else "kids"
+            else:
+                yield block, "", "body"
+
+    @staticmethod
+    def _tracker(block: BlockView, parent: str, slot: str) -> _Block:
+        return (_Text if isinstance(block, TextView) else _Block)(block, parent, slot)
+
+    def _send(self, pieces: list[Piece]) -> None:
+        self._seq += 1
+        self._live.changes = {"seq": self._seq, "pieces": pieces}
+
+    def _resend(self) -> None:
+        """Everything again, for a view that missed changes (opened late, a second view)."""
+        if self._closed:
+            return
+        seq = self._seq + 1
+        pieces = [p for known in self._blocks.values() for p in known.snapshot(seq)]
+        with self._live.hold_sync():
+            self._send(pieces)
+            self._render_header()
 
     def _render_header(self) -> None:
         view = self._view
         self._header_seen = view.header_version
-        if self._chosen is None and view.model and view.model != self._model.value:
-            self._show_models(list(self._model.options), view.model)
+        if self._chosen is None and view.model and view.model != self._model:
+            self._show_models(self._models, view.model)
         mark = _DONE_MARKS.get(view.status)
-        if mark is not None and self._spinner.value:
-            self._spinner.value = ""  # the turn is over: the mark says how it ended
-        if self._waiting and mark is None:
+        waiting = bool(self._waiting) and mark is None
+        if waiting:
             parts = ["waiting for your approval"]
         else:
             words = _STATUS_WORDS.get(view.status, view.status)
@@ -678,12 +609,29 @@ class LiveView:
                 f"retry {retry.attempt}/{retry.max_retries} ({retry.error}{code}), "
                 f"next in {retry.delay_s:.1f} s"
             )
+        self._status = " · ".join(parts)
         # Waiting for the user is the one status that must not be missed: it stands out.
-        waiting = " byre-waiting" if self._waiting and mark is None else ""
-        self._status.value = (
-            f'<span class="byre-status{waiting}" role="status" aria-live="polite"'
-            f' style="opacity:0.75">{escape_text(" · ".join(parts))}</span>'
-        )
+        self._status_waiting = waiting
+        self._status_done = mark is not None or self._finished
+        self._publish_bar()
+
+    def _publish_bar(self) -> None:
+        # Two traits: the status changes every second, the menus seldom, and a trait set to
+        # an equal value sends nothing (the lists are copies, so a change is seen as one).
+        with self._live.hold_sync():
+            self._live.bar = {
+                "status": self._status,
+                "waiting": self._status_waiting,
+                "done": self._status_done,
+            }
+            self._live.menus = {
+                "models": list(self._models),
+                "model": self._model,
+                "modes": None if self._modes is None else list(self._modes),
+                "mode": self._mode,
+                "stopping": self._stopping,
+                "disabled": self._finished,
+            }
 
     def _schedule_tick(self) -> None:
         if not self._closed and not self._finished and self._tick_interval > 0:

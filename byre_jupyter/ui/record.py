@@ -62,7 +62,16 @@ from byre_jupyter.ui.viewmodel import (
     TurnView,
 )
 
-__all__ = ["Output", "static_outputs", "terminal_text", "turn_html", "turn_markdown"]
+__all__ = [
+    "Output",
+    "block_html",
+    "final_clean",
+    "prompt_line",
+    "static_outputs",
+    "terminal_text",
+    "turn_html",
+    "turn_markdown",
+]
 
 #: One display output: (mimebundle, metadata).
 Output = tuple[dict[str, str], dict[str, Any]]
@@ -98,7 +107,8 @@ _STYLE_PROPERTIES = {
 }  # fmt: skip
 
 
-def _final_clean(fragment: str) -> str:
+def final_clean(fragment: str) -> str:
+    """The record's last fence (its allow-list); the live view's pieces pass it too."""
     return nh3.clean(
         fragment,
         tags=_TAGS,
@@ -176,6 +186,11 @@ def _html_card(card: ToolCardView, numbers: dict[str, int]) -> str:
     return f"<details><summary>{title}</summary>{''.join(body)}</details>"
 
 
+def block_html(block: BlockView) -> str:
+    """One block as the record's HTML shows it (the live view draws notices so)."""
+    return final_clean(_html_block(block, {}))
+
+
 def _notice_text(notice: NoticeView) -> str:
     marks = {
         "error": "Error: ",
@@ -187,20 +202,32 @@ def _notice_text(notice: NoticeView) -> str:
     return marks.get(notice.notice_kind, "") + notice.text
 
 
+def _prompt_line(view: TurnView, numbers: dict[str, int]) -> str:
+    prompt = escape_text(prompt_preview(view.prompt))
+    attached = "".join(f" (image {numbers[i.id]} below)" for i in view.attached_images)
+    return (
+        f'<div style="{_STYLES["prompt"]}"><b>{escape_text(view.session_name)}</b> ▸ '
+        f"{prompt}{escape_text(attached)}</div>"
+    )
+
+
+def prompt_line(view: TurnView) -> str:
+    """The record's first line ("session ▸ prompt"), sanitized: the live view shows it too,
+    so the swap to the record keeps it where it was."""
+    return final_clean(_prompt_line(view, image_numbers(view)))
+
+
 def turn_html(view: TurnView) -> str:
     """The whole exchange as self-contained, sanitized HTML (no images embedded)."""
     numbers = image_numbers(view)
-    prompt = escape_text(prompt_preview(view.prompt))
-    attached = "".join(f" (image {numbers[i.id]} below)" for i in view.attached_images)
     parts = [
         f'<div class="byre-turn {MATH_IGNORE}" style="{_STYLES["turn"]}">',
-        f'<div style="{_STYLES["prompt"]}"><b>{escape_text(view.session_name)}</b> ▸ '
-        f"{prompt}{escape_text(attached)}</div>",
+        _prompt_line(view, numbers),
         *_html_blocks(view.blocks, numbers),
         f'<div style="{_STYLES["footer"]}">{escape_text(" · ".join(footer_parts(view)))}</div>',
         "</div>",
     ]
-    return _final_clean("".join(parts))
+    return final_clean("".join(parts))
 
 
 # --- markdown -------------------------------------------------------------------------------

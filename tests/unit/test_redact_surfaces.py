@@ -13,6 +13,7 @@ from typing import Any, cast
 
 import ipywidgets as W
 from support import wire as fx
+from support.screen import Screen
 
 from byre_jupyter.app.portable import pack
 from byre_jupyter.session.transcript import TranscriptWriter
@@ -109,6 +110,7 @@ def test_the_live_view_holds_no_secret() -> None:
     view = TurnView("s", "read the config", secrets=lambda: {KNOWN})
     live = LiveView(view, models=["opus"], on_stop=lambda: None, on_model=print,
                     loop=cast(LoopLike, fx.ManualLoop()))  # fmt: skip
+    screen = Screen(live)  # every change the frontend got, not only the last
     for msg in fx.parse_all(turn()):
         live.update(view.apply(msg))
     live.update(view.finish())
@@ -120,7 +122,8 @@ def test_the_live_view_holds_no_secret() -> None:
             found += states(child)
         return found
 
-    assert_clean(repr(states(live.widget)), "the live widgets")
+    assert screen.sent and "read the config" in repr(states(live.widget))
+    assert_clean(repr([states(live.widget), screen.sent]), "the live widgets")
     live.close()
 
 

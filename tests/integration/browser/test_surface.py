@@ -321,7 +321,7 @@ def test_header_is_labelled_sticky_and_nothing_clips(
     # labelled menus and a status that says what happens, for people and screen readers
     assert out.get_by_label("Model").count() == 1
     assert out.get_by_label("Permissions").count() == 1
-    assert "Session default" in out.inner_text()
+    assert "default ▸ HEADER go" in out.inner_text()  # the session, on the record's first line
     status = out.locator('.byre-status[role="status"][aria-live="polite"]')
     wait_until(
         lambda: "waiting for your approval" in status.inner_text(), 10, "the approval status"

@@ -1,4 +1,5 @@
-"""LiveView without a frontend: ipywidgets runs comm-less, so we check traits and the registry."""
+"""LiveView without a frontend: ipywidgets runs comm-less, so we check the model's traits (as
+the frontend would draw them: tests/support/screen.py), its messages and the registry."""
 
 from __future__ import annotations
 
@@ -7,39 +8,35 @@ import json
 import re
 import threading
 from collections import Counter
-from collections.abc import Iterator
 from typing import Any, cast
 
-import ipywidgets as W
 import pytest
 from ipywidgets.widgets import widget as widget_module
 from support import wire as fx
+from support.screen import Screen
 
+from byre_jupyter.protocol import PERMISSION_MODES
 from byre_jupyter.protocol.messages import parse_message
-from byre_jupyter.ui import live as live_module
 from byre_jupyter.ui.blocks import TextView, ToolCardView
 from byre_jupyter.ui.coalesce import LoopLike
-from byre_jupyter.ui.live import LiveView
+from byre_jupyter.ui.live import PERMISSION_HELP, LiveView
 from byre_jupyter.ui.markdown import render_markdown
-from byre_jupyter.ui.style import RENDERED_CLASS
+from byre_jupyter.ui.record import prompt_line, turn_html
 from byre_jupyter.ui.viewmodel import TurnView
 
 MODELS = ["opus", "sonnet", "haiku"]
 
 
-def rendered(markdown: str) -> str:
-    """Live text as the static record shows it: in Jupyter's rendered-HTML class."""
-    return f'<div class="{RENDERED_CLASS}">{render_markdown(markdown)}</div>'
-
-
-def descendants(root: W.Widget) -> Iterator[W.Widget]:
-    yield root
-    for child in getattr(root, "children", ()):
-        yield from descendants(child)
+def click(live: LiveView, event: str, value: str | None = None) -> None:
+    """What live.js sends for a click or a menu choice (a comm ``custom`` message)."""
+    content: dict[str, Any] = {"event": event}
+    if value is not None:
+        content["value"] = value
+    live.model._handle_custom_msg(content, [])
 
 
 class Harness:
-    def __init__(self, loop: fx.ManualLoop | None = None) -> None:
+    def __init__(self, loop: fx.ManualLoop | None = None, **kwargs: Any) -> None:
         self.loop = loop or fx.ManualLoop()
         self.clock = self.loop.time
         self.view = TurnView("analysis", "Say hello", clock=self.clock)
@@ -51,7 +48,9 @@ class Harness:
             on_stop=self._stop,
             on_model=self.models.append,
             loop=cast(LoopLike, self.loop),
+            **kwargs,
         )
+        self.screen = Screen(self.live)
 
     def _stop(self) -> None:
         self.stops += 1
@@ -61,11 +60,12 @@ class Harness:
             self.live.update(self.view.apply(msg))
             self.loop.advance(step)
 
-    def find(self, kind: type[W.Widget]) -> list[Any]:
-        return [w for w in descendants(self.live.widget) if isinstance(w, kind)]
+    @property
+    def status(self) -> str:
+        return str(self.live.model.bar["status"])
 
 
-def test_streaming_updates_only_the_growing_blocks_widget_at_20_hz() -> None:
+def test_streaming_sends_only_the_growing_block_at_most_12_5_times_a_second() -> None:
     h = Harness()
     b = fx.Builder()
     m1 = "msg_live_1"
@@ -85,84 +85,80 @@ def test_streaming_updates_only_the_growing_blocks_widget_at_20_hz() -> None:
             b.block_start("msg_live_2", 0, {"type": "text", "text": ""}),
         ]
     )
-    h.loop.advance(0.1)  # the new block's widget exists before we start watching
+    h.loop.advance(0.1)
     first, _card, growing = h.view.blocks
     assert isinstance(growing, TextView)
-    header_status = h.live._status  # the header's status line may tick; it is not a block
-
-    changes: Counter[int] = Counter()
-    for w in descendants(h.live.widget):
-        if w is not header_status:
-            for trait in ("value", "titles", "children"):
-                if w.has_trait(trait):
-                    w.observe(lambda c, w=w: changes.update([id(w)]), names=trait)
-
+    sent_before = len(h.screen.sent)
     pieces = [f"tok{i:04d} " for i in range(1000)]
     for piece in pieces:  # 1000 deltas over 1 s of loop time
         h.live.update(h.view.apply(parse_message(b.text_delta("msg_live_2", 0, piece))))
         h.loop.advance(0.001)
     h.loop.advance(0.1)
-
-    growing_box = h.live.widget_for(growing.id)
-    assert isinstance(growing_box, W.VBox)
-    growing_widget = growing_box.children[-1]  # the paragraph still growing
-    assert isinstance(growing_widget, W.HTML)
-    assert set(changes) == {id(growing_widget)}, "only the growing block may be pushed"
-    assert 10 <= changes[id(growing_widget)] <= 21
-    assert growing_widget.value == rendered("".join(pieces))
+    during = Counter(p["id"] for p in h.screen.sent[sent_before:])
+    assert set(during) == {growing.id}, "only the growing block may be pushed"
+    assert 10 <= during[growing.id] <= 14
+    assert h.screen.text(growing.id) == render_markdown("".join(pieces), growing=True)
+    assert h.screen.pieces[growing.id]["growing"]
 
     h.live.update(
         h.view.apply(parse_message(b.assistant("msg_live_2", {"type": "text", "text": "Final."})))
     )
     h.view.finish()
     h.live.finish()
-    assert growing_widget.value == rendered("Final.")
-    first_box = h.live.widget_for(first.id)
-    assert isinstance(first_box, W.VBox)
-    first_widget = first_box.children[-1]
-    assert isinstance(first_widget, W.HTML) and first_widget.value == rendered("Before the tool.")
+    assert h.screen.text(growing.id) == render_markdown("Final.")
+    assert not h.screen.pieces[growing.id]["growing"]
+    assert h.screen.text(first.id) == render_markdown("Before the tool.")
 
 
-def test_blocks_map_to_widgets_with_nesting_and_images() -> None:
+def test_blocks_map_to_pieces_with_nesting_and_images_in_their_card() -> None:
     h = Harness()
     h.feed(fx.subagent()[:-1] + fx.mcp_image()[:-1] + fx.thinking_then_text())
     h.live.finish()
     agent = h.view.blocks[0]
     assert isinstance(agent, ToolCardView)
-    agent_widget = h.live.widget_for(agent.id)
-    assert agent_widget is not None
-    accordions = [w for w in descendants(agent_widget) if isinstance(w, W.Accordion)]
-    assert accordions[0].titles[0].startswith("Agent · List files")
-    assert accordions[0].selected_index is None  # collapsed
+    shown = h.screen.pieces[agent.id]
+    assert shown["kind"] == "details" and shown["title"].startswith("Agent · List files")
     sub_bash = agent.children[0]
-    sub_widget = h.live.widget_for(sub_bash.id)
-    assert sub_widget is not None and sub_widget in list(descendants(agent_widget))
-    images = h.find(W.Image)
-    assert [i.value for i in images] == [fx.PNG2] and images[0].format == "png"
+    assert h.screen.pieces[sub_bash.id]["parent"] == agent.id
+    assert h.screen.pieces[sub_bash.id]["slot"] == "kids"
     card = h.view.card(fx.MCP_TOOL)
     assert card is not None
-    card_widget = h.live.widget_for(card.id)
-    assert card_widget is not None and images[0] in list(descendants(card_widget))
-    thinking = [a for a in h.find(W.Accordion) if a.titles == ("Thinking",)]
-    assert len(thinking) == 1
-    html = [w.value for w in h.find(W.HTML)]
-    assert any("executed 10 chars; out: 42" in v for v in html)
+    (image,) = h.screen.kids(card.id, "images")  # inside the card, so inside the frame
+    assert image["kind"] == "image" and image["type"] == "image/png"
+    assert __import__("base64").b64decode(image["data"]) == fx.PNG2
+    thinking = [p for p in h.screen.pieces.values() if p.get("title") == "Thinking"]
+    assert len(thinking) == 1 and thinking[0]["kind"] == "details"
+    assert "executed 10 chars; out: 42" in h.screen.html()
 
 
-def test_stop_button_calls_on_stop_through_the_loop() -> None:
+def test_a_subagents_answer_is_shown_as_markdown_not_as_code() -> None:
     h = Harness()
-    (button,) = h.find(W.Button)
-    button.click()
+    h.feed(fx.subagent())
+    agent = h.view.blocks[0]
+    assert isinstance(agent, ToolCardView)
+    # The scripted API's subagents answer in Markdown ("*(scripted ...)*").
+    agent.result_text = "*(scripted answer)* with `a.py`"
+    agent.version += 1
+    h.live.update([agent])
+    h.loop.advance(0.1)
+    after = h.screen.pieces[agent.id]["after"]
+    assert after.startswith("<p>Answered: <em>(scripted answer)</em>") and "<pre" not in after
+    assert "<code>a.py</code>" in after
+
+
+def test_stop_calls_on_stop_through_the_loop() -> None:
+    h = Harness()
+    click(h.live, "stop")
     assert h.stops == 0  # the click only scheduled it
     h.loop.run_ready()
     assert h.stops == 1
-    assert button.disabled and button.description == "Stopping…"
-    button.click()
+    assert h.screen.bar["stopping"]
+    click(h.live, "stop")
     h.loop.run_ready()
     assert h.stops == 1
 
 
-def test_stop_click_from_another_thread_runs_on_the_loop_thread() -> None:
+def test_a_stop_from_another_thread_runs_on_the_loop_thread() -> None:
     async def main() -> tuple[int, int]:
         loop = asyncio.get_running_loop()
         stopped = asyncio.Event()
@@ -174,8 +170,7 @@ def test_stop_click_from_another_thread_runs_on_the_loop_thread() -> None:
 
         view = TurnView("s", "p")
         live = LiveView(view, models=MODELS, on_stop=on_stop, on_model=print, loop=loop)
-        (button,) = [w for w in descendants(live.widget) if isinstance(w, W.Button)]
-        clicker = threading.Thread(target=button.click)
+        clicker = threading.Thread(target=click, args=(live, "stop"))
         clicker.start()
         clicker.join(timeout=5)
         await asyncio.wait_for(stopped.wait(), timeout=5)
@@ -186,38 +181,57 @@ def test_stop_click_from_another_thread_runs_on_the_loop_thread() -> None:
     assert ran_on == loop_thread
 
 
-def test_model_dropdown() -> None:
+def test_model_menu() -> None:
     h = Harness()
-    (dropdown,) = h.find(W.Dropdown)
-    assert list(dropdown.options) == MODELS and dropdown.value == "opus"
+    assert h.screen.bar["models"] == MODELS and h.screen.bar["model"] == "opus"
     h.feed([fx.Builder().init(model="claude-opus-5-5")])  # the CLI reports the resolved model
-    assert dropdown.value == "claude-opus-5-5" and "claude-opus-5-5" in dropdown.options
+    h.loop.advance(0.1)
+    bar = h.screen.bar
+    assert bar["model"] == "claude-opus-5-5" and "claude-opus-5-5" in bar["models"]
     assert h.models == []  # programmatic changes never call on_model
     h.live.set_models(["opus", "sonnet"], "sonnet")
-    assert list(dropdown.options) == ["opus", "sonnet"] and dropdown.value == "sonnet"
+    assert h.screen.bar["models"] == ["opus", "sonnet"] and h.screen.bar["model"] == "sonnet"
     assert h.models == []
-    dropdown.value = "opus"  # the user picks a model
+    click(h.live, "model", "opus")  # the user picks a model
     assert h.models == []
+    h.loop.run_ready()
+    assert h.models == ["opus"]
+    click(h.live, "model", "<img src=x>")  # not an option: ignored
     h.loop.run_ready()
     assert h.models == ["opus"]
 
 
 def test_a_model_chosen_mid_turn_stays_chosen_until_the_next_request() -> None:
     h = Harness()
-    (dropdown,) = h.find(W.Dropdown)
     b = fx.Builder()
     h.feed([b.init(model="claude-opus-5-5")])
-    dropdown.value = "sonnet"  # the user picks a model mid-turn
+    click(h.live, "model", "sonnet")  # the user picks a model mid-turn
     h.loop.run_ready()
     assert h.models == ["sonnet"]
     h.feed([b.status()])  # more of the same request: the view still says opus
     h.loop.advance(3.0)  # header ticks
-    assert dropdown.value == "sonnet"
-    assert "sonnet from the next request" in h.live._status.value
+    assert h.screen.bar["model"] == "sonnet"
+    assert "sonnet from the next request" in h.status
     h.feed([b.init(model="claude-sonnet-5-5")])  # the next request runs on the new model
     h.loop.advance(1.0)
-    assert dropdown.value == "sonnet"  # still the user's word for it
-    assert "next request" not in h.live._status.value
+    assert h.screen.bar["model"] == "sonnet"  # still the user's word for it
+    assert "next request" not in h.status
+
+
+def test_the_permission_menu_explains_every_mode_and_calls_back_on_the_loop() -> None:
+    chosen: list[str] = []
+    h = Harness(permission_mode="default", on_permission_mode=chosen.append)
+    assert h.screen.bar["modes"][: len(PERMISSION_MODES)] == list(PERMISSION_MODES)
+    help_ = h.live.model.head["help"]
+    for mode in PERMISSION_MODES:  # "dontAsk" and "auto" too: each says what it does
+        assert help_[mode].startswith(f"{mode}: ") and len(help_[mode]) > len(mode) + 20
+    assert help_ == PERMISSION_HELP
+    click(h.live, "mode", "plan")
+    assert chosen == []
+    h.loop.run_ready()
+    assert chosen == ["plan"]
+    h.live.set_permission_mode("default")  # e.g. a refused switch: no callback
+    assert h.screen.bar["mode"] == "default" and chosen == ["plan"]
 
 
 def test_finish_flushes_and_disables_controls() -> None:
@@ -230,32 +244,35 @@ def test_finish_flushes_and_disables_controls() -> None:
     fx.settle(h.view, result)
     h.live.update(h.view.finish(result))  # type: ignore[arg-type]
     h.live.finish()  # no loop step in between: finish must push the last state itself
-    box = h.live.widget_for(h.view.blocks[0].id)
-    assert isinstance(box, W.VBox)
-    widget = box.children[-1]
-    assert isinstance(widget, W.HTML) and "unflushed" in widget.value
-    (button,) = h.find(W.Button)
-    (dropdown,) = h.find(W.Dropdown)
-    assert button.disabled and dropdown.disabled
-    assert "done" in h.live._status.value and "$0.0123" in h.live._status.value
+    assert "unflushed" in h.screen.text(h.view.blocks[0].id)
+    assert h.screen.bar["disabled"] and h.screen.bar["done"]
+    assert "done" in h.status and "$0.0123" in h.status
     assert not [t for t in h.loop.timers if not t.cancelled]  # no tick left behind
 
 
 def test_header_ticks_while_waiting() -> None:
     h = Harness()
     h.feed([fx.Builder().status()])
-    before = h.live._status.value
+    before = h.status
     h.loop.advance(2.0)  # a long tool call: no messages, but elapsed time moves
-    assert h.live._status.value != before
+    assert h.status != before
     h.view.finish()
     h.live.finish()
-    assert "✓" in h.live._status.value
+    assert "✓" in h.status
 
 
 def test_retry_shows_in_header() -> None:
     h = Harness()
     h.feed(fx.api_retries(1))
-    assert "retry 1/2 (server_error 500)" in h.live._status.value
+    assert "retry 1/2 (server_error 500)" in h.status
+
+
+def test_the_view_starts_with_the_records_prompt_line() -> None:
+    h = Harness()
+    head = h.live.model.head
+    assert head["prompt"] == prompt_line(h.view)
+    assert head["prompt"] in turn_html(h.view)  # the record's own first line
+    assert head["frame"] == "jp-RenderedHTMLCommon"  # the record's output class
 
 
 def live_widgets() -> dict[str, object]:
@@ -266,7 +283,7 @@ def live_widgets() -> dict[str, object]:
 
 
 @pytest.mark.parametrize("finish_first", [True, False])
-def test_close_leaves_no_widgets_behind(finish_first: bool) -> None:
+def test_one_model_per_view_and_close_leaves_no_widgets_behind(finish_first: bool) -> None:
     before = len(live_widgets())
     h = Harness()
     h.feed(
@@ -279,7 +296,9 @@ def test_close_leaves_no_widgets_behind(finish_first: bool) -> None:
     )
     if finish_first:
         h.live.finish()
-    assert len(live_widgets()) > before + 20
+    # The view's model and the box that holds the approval cards, with their layouts: the
+    # ipywidgets view made about 32 models a turn.
+    assert len(live_widgets()) - before == 4
     h.live.close()
     assert len(live_widgets()) == before
     assert h.live.widget.comm is None
@@ -288,44 +307,37 @@ def test_close_leaves_no_widgets_behind(finish_first: bool) -> None:
     assert len(live_widgets()) == before
 
 
-def test_finished_paragraphs_freeze_and_only_the_last_one_is_resent(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # The freeze threshold at a tenth of its size, the text too: the same states in a tenth of
-    # the pushes, each re-rendering a tenth of the text (at 8000 chars this test took 30-90 s,
-    # mostly re-highlighting the open code block at every push).
-    monkeypatch.setattr(live_module, "_FREEZE_CHARS", 800)
+def test_each_finished_markdown_block_is_sent_once_and_only_the_last_one_again() -> None:
     h = Harness()
     b = fx.Builder()
     h.live.update(h.view.apply(parse_message(b.message_start("m"))))
     h.live.update(h.view.apply(parse_message(b.block_start("m", 0, {"type": "text", "text": ""}))))
-    filler = "word " * 200  # paragraphs freeze once the growing part passes ~800 chars
+    filler = "word " * 40
     text = (
         f"First paragraph. {filler}\n\n```python\nx = 1\n\ny = 2\n{filler}\n```\n\n"
         f"Third **bold**. {filler}\n\nFour"
     )
-    # Pushes shorter than the 18 characters between the first paragraph's break and the one
-    # inside the code block, so the first paragraph can freeze alone whatever the alignment.
     for i in range(0, len(text), 13):
         h.live.update(h.view.apply(parse_message(b.text_delta("m", 0, text[i : i + 13]))))
         h.loop.advance(0.06)
-    box = h.live.widget_for(h.view.blocks[0].id)
-    assert isinstance(box, W.VBox)
-    values = [c.value for c in box.children]
-    # Frozen: the paragraph, the whole code block (never split at its inner blank line), the
-    # bold paragraph; growing: the tail.
-    assert len(values) == 4, values
-    assert "First paragraph." in values[0]
-    code = re.sub(r"<[^>]+>", "", values[1])  # highlighted: tokens are spans
+    h.loop.advance(0.1)
+    text_id = h.view.blocks[0].id
+    done = [p for p in h.screen.sent if p.get("parent") == text_id]
+    # Finished: the paragraph, the whole code block (never split at its inner blank line),
+    # the bold paragraph, each sent once; growing: the tail.
+    assert len(done) == 3 and len({p["id"] for p in done}) == 3, done
+    assert "First paragraph." in done[0]["html"]
+    code = re.sub(r"<[^>]+>", "", done[1]["html"])  # highlighted: tokens are spans
     assert "x = 1" in code and "y = 2" in code
-    assert "<strong>bold</strong>" in values[2]
-    assert values[3] == rendered("Four")
-    tail_pushes = Counter[str]()
-    for child in box.children:
-        child.observe(lambda c, w=child: tail_pushes.update([w.model_id]), names="value")
+    assert "<strong>bold</strong>" in done[2]["html"]
+    assert h.screen.pieces[text_id]["html"] == render_markdown("Four", growing=True)
+    assert h.screen.text(text_id) == render_markdown(text, growing=True).replace(
+        "<pre ", '<div class="byre-code"><span class="byre-copy">Copy</span><pre '
+    ).replace("</pre>", "</pre></div>")
+    sent = len(h.screen.sent)
     h.live.update(h.view.apply(parse_message(b.text_delta("m", 0, " more"))))
     h.loop.advance(0.1)
-    assert set(tail_pushes) == {box.children[-1].model_id}  # frozen pieces are not resent
+    assert [p["id"] for p in h.screen.sent[sent:]] == [text_id]  # finished ones not resent
 
 
 CODE_ANSWER = "Try this:\n\n```python\nprint('hi')\n```\n\nand this:\n\n```\nls -l\n```\n"
@@ -338,8 +350,8 @@ def test_live_code_blocks_have_a_copy_button_and_the_record_has_none() -> None:
     b = fx.Builder("code")
     h.feed([b.init(), b.status(), *b.final_answer("msg_code", CODE_ANSWER), b.result(CODE_ANSWER)])
     h.live.finish()
-    html = "".join(w.value for w in h.find(W.HTML))
-    assert html.count('class="byre-copy" role="button"') == 2, html
+    html = h.screen.html()
+    assert html.count('<span class="byre-copy">Copy</span>') == 2, html
     # each button sits with its own code box, which is the record's box unchanged
     assert html.count('<div class="byre-code">') == html.count("<pre ") == 2
     record = json.dumps([data for data, _ in static_outputs(h.view)])
@@ -348,12 +360,40 @@ def test_live_code_blocks_have_a_copy_button_and_the_record_has_none() -> None:
 
 
 def test_a_waiting_card_makes_the_status_stand_out() -> None:
+    import ipywidgets as W
+
     h = Harness()
     card = W.VBox()
     h.live.show_approval(card)
-    status = next(w.value for w in h.find(W.HTML) if 'role="status"' in w.value)
-    assert 'class="byre-status byre-waiting"' in status and "waiting for your approval" in status
+    assert h.screen.bar["waiting"] and "waiting for your approval" in h.status
+    assert h.live.widget.children[-1] is card
     h.live.hide_approval(card)
-    status = next(w.value for w in h.find(W.HTML) if 'role="status"' in w.value)
-    assert "byre-waiting" not in status and "waiting for your approval" not in status
+    assert not h.screen.bar["waiting"] and "waiting for your approval" not in h.status
     h.live.close()
+
+
+def test_a_view_that_missed_changes_gets_everything_on_sync() -> None:
+    h = Harness()
+    h.feed(fx.subagent()[:-1] + fx.thinking_then_text())
+    late = Screen(h.live)  # a second view, opened late: it asks live.js's "sync"
+    click(h.live, "sync")
+    h.loop.run_ready()
+    assert late.pieces.keys() == {k for k in h.screen.pieces}
+    assert late.html() == h.screen.html()
+
+
+def test_the_growing_blocks_changes_count_as_javascript_does() -> None:
+    """Offsets in UTF-16 units: with a character outside the BMP before the change, offsets in
+    code points would cut the frontend's string in the wrong place (tests/support/screen.py
+    slices as JavaScript does)."""
+    h = Harness()
+    b = fx.Builder()
+    h.live.update(h.view.apply(parse_message(b.message_start("m"))))
+    h.live.update(h.view.apply(parse_message(b.block_start("m", 0, {"type": "text", "text": ""}))))
+    text = "Emoji \U0001f600 and \U0001d518\U0001d52b then **bold** words " * 6
+    for i in range(0, len(text), 5):
+        h.live.update(h.view.apply(parse_message(b.text_delta("m", 0, text[i : i + 5]))))
+        h.loop.advance(0.09)
+    text_id = h.view.blocks[0].id
+    assert any("keep" in p for p in h.screen.sent)  # sent as changes, not whole
+    assert h.screen.text(text_id) == render_markdown(text, growing=True)
