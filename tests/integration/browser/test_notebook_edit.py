@@ -2,7 +2,8 @@
 page load for every check (docs/bridge.md): after *Allow once* on the review card an insert
 appears below the asking cell with the given source and id; a replace whose ``old`` the user
 has since typed over is refused and the user's text stays; a replace and a delete apply; Lab's
-undo restores the changed cell; the saved notebook holds the edits and their provenance.
+undo restores the changed cell; the saved notebook holds the edits and their provenance;
+``mcp__byre__run_cells`` on the cell Claude inserted shows its output in that cell and returns it.
 
 The time from the *Allow once* click to the new cell in the model is printed and written to
 tests/artifacts/ as a figure (never asserted)."""
@@ -21,6 +22,7 @@ pytestmark = pytest.mark.cli
 
 TOOL = "mcp__byre__edit_notebook"
 NEW_ID = "claude-new-1"
+INSERTED = "inserted = 42\nprint('RAN-INSERTED', inserted * 2)"
 TYPED = "x = 5  # typed by the user after Claude read it\nprint(x)"
 
 # Times the click on Allow once and the moment the model gains a cell, in the page's clock.
@@ -66,6 +68,7 @@ def test_edits_are_reviewed_applied_refused_undone_and_saved(
         "%%claude\nEDITINS: add a cell",
         "%%claude\nEDITCONFLICT: change x",
         "%%claude\nEDITMORE: change x and drop the victim",
+        "%%claude\nEDITRUN: run the cell you made",
     )
     first, victim = cell_ids(lab)[1:3]
 
@@ -73,7 +76,7 @@ def test_edits_are_reviewed_applied_refused_undone_and_saved(
     edit_turn(
         api,
         "EDITINS",
-        {"insert": {"after": None, "cell_type": "code", "source": "inserted = 42", "id": NEW_ID}},
+        {"insert": {"after": None, "cell_type": "code", "source": INSERTED, "id": NEW_ID}},
         {"replace": {"cell": first, "old": "print(x)", "new": "print(x)  # <b>shown</b>"}},
     )
     lab.run_cell(3, wait=False)
@@ -82,14 +85,14 @@ def test_edits_are_reviewed_applied_refused_undone_and_saved(
     assert "Edit the notebook: 2 cells (1 new, 1 changed)" in card, card
     assert "+inserted = 42" in card and "+print(x)  # <b>shown</b>" in card, card
     assert box.locator("b", has_text="shown").count() == 0  # the cell text is text
-    assert lab.cell_count() == 6  # nothing applied before the click
+    assert lab.cell_count() == 7  # nothing applied before the click
     lab.screenshot(f"edit-{lab.frontend}-diff-card.png")
     lab.page.evaluate(CLOCK, [lab._need_path()])
     box.locator(ALLOW).click()
     assert lab.wait_for_cell(3, timeout=90)
     clock = lab.page.evaluate("() => window.__byreEditClock")
     ids = cell_ids(lab)
-    assert ids[4] == NEW_ID and source(lab, 4) == "inserted = 42", ids
+    assert ids[4] == NEW_ID and source(lab, 4) == INSERTED, ids
     assert source(lab, 1) == "x = 1\nprint(x)  # <b>shown</b>"
     result = tool_result_for(api, TOOL)
     assert not result["is_error"] and f"New cell ids: {NEW_ID}" in result["text"], result
@@ -127,7 +130,7 @@ def test_edits_are_reviewed_applied_refused_undone_and_saved(
     assert victim not in ids and source(lab, 1).startswith("x = 7  # typed by the user"), ids
     saved = lab.save()
     by_id = {cell.id: cell for cell in saved.cells}
-    assert victim not in by_id and by_id[NEW_ID].source == "inserted = 42"
+    assert victim not in by_id and by_id[NEW_ID].source == INSERTED
     assert by_id[first].source.startswith("x = 7")
     for cell in (by_id[NEW_ID], by_id[first]):
         provenance = cell.metadata["byre"]
@@ -143,3 +146,19 @@ def test_edits_are_reviewed_applied_refused_undone_and_saved(
         30,
         "the undo to restore the cell",
     )
+
+    # 5. Claude runs the cell it inserted: the output lands in that cell, and goes back to it.
+    api.on("EDITRUN", Reply(ToolUse("mcp__byre__run_cells", {"cells": [NEW_ID]})), times=1)
+    api.on(lambda r: bool(r.last_tool_results), Reply(Text("EDITRUN-DONE")), times=1)
+    new_at = cell_ids(lab).index(NEW_ID)
+    last = lab.cell_count() - 1
+    lab.run_cell(last, wait=False)
+    wait_for_card(lab, last).locator(ALLOW).click()  # as for the python tool (python_tool: ask)
+    assert lab.wait_for_cell(last, timeout=90)
+    assert "RAN-INSERTED 84" in lab.output_text(new_at), lab.output_text(new_at)
+    ran = tool_result_for(api, "mcp__byre__run_cells")
+    assert not ran["is_error"] and "RAN-INSERTED 84" in ran["text"], ran
+    lab.screenshot(f"edit-{lab.frontend}-inserted-and-run.png")
+    saved = lab.save()
+    outputs = next(cell for cell in saved.cells if cell.id == NEW_ID).outputs
+    assert any("RAN-INSERTED 84" in o.get("text", "") for o in outputs), outputs
