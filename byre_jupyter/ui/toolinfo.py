@@ -63,6 +63,8 @@ class ToolInfo:
 
     #: Input keys whose first non-empty string is the card's one-line summary (else its JSON).
     summary_keys: tuple[str, ...] = ()
+    #: An input key holding a list of names (cell ids) that the summary joins, when it has one.
+    summary_list: str | None = None
     #: The input key a card shows as the call's body, and the words before it (``"$ "``).
     body_key: str | None = None
     body_prefix: str = ""
@@ -151,6 +153,8 @@ TOOLS: dict[str, ToolInfo] = {
     ),
     # One review card per batch; "Always allow" lets the session's later batches apply.
     "mcp__byre__edit_notebook": ToolInfo(diff="notebook", approval="notebook_edits", allow="tool"),
+    # Gated per cell by the python tool's policy (tools/notebook_run.py), not by this table.
+    "mcp__byre__run_cells": ToolInfo(summary_list="cells", body_key="code"),
 }
 """Every tool the UI knows by name; :func:`tool_info` falls back to a generic entry."""
 
@@ -202,6 +206,9 @@ def _summary(name: str, tool_input: Mapping[str, Any]) -> str:
         summary = input_summary(tool_input)
         if summary is not None:
             return _shorten(summary)
+    listed = tool_input.get(tool_info(name).summary_list or "")
+    if isinstance(listed, list) and listed and all(isinstance(item, str) for item in listed):
+        return _shorten(", ".join(listed))
     for key in tool_info(name).summary_keys:
         value = tool_input.get(key)
         if isinstance(value, str) and value.strip():

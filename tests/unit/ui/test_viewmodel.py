@@ -140,6 +140,10 @@ def test_tool_summaries() -> None:
     assert summarize_tool_input("mcp__x__y", {"q": 1}) == '{"q":1}'
     assert summarize_tool_input("Bash", {"command": "x" * 300}).endswith("…")
     assert tool_label("mcp__byre__python_exec") == "byre.python_exec"
+    # run_cells names the cells it runs, not its input's JSON.
+    run = summarize_tool_input("mcp__byre__run_cells", {"cells": ["load", "plot-1"]})
+    assert run == "load, plot-1"
+    assert summarize_tool_input("mcp__byre__run_cells", {"cells": [1]}) == '{"cells":[1]}'
 
 
 def test_read_png_result_image_is_decoded() -> None:
