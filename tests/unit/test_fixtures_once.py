@@ -33,3 +33,24 @@ def test_each_shared_fixture_is_defined_only_in_the_root_conftest() -> None:
     }
     assert not again, sorted(again)
     assert _fixtures(TESTS / "conftest.py") >= SHARED
+
+
+def _module_name(path: Path) -> str:
+    """The name pytest's default import mode gives a test file: its basename, prefixed by the
+    packages (folders with ``__init__.py``) it sits in."""
+    parts = [path.stem]
+    folder = path.parent
+    while (folder / "__init__.py").exists():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return ".".join(parts)
+
+
+def test_no_two_test_files_import_under_one_name() -> None:
+    # The fast tier collects tests/unit alone, so a clash with an integration test's module
+    # name would first show in the whole suite as a collection error.
+    seen: dict[str, list[str]] = {}
+    for path in sorted(TESTS.rglob("test_*.py")):
+        if "node_modules" not in path.parts:
+            seen.setdefault(_module_name(path), []).append(str(path.relative_to(TESTS)))
+    assert {name: paths for name, paths in seen.items() if len(paths) > 1} == {}
