@@ -22,7 +22,7 @@ export default tseslint.config(
     languageOptions: {
       sourceType: 'module',
       globals: Object.fromEntries(
-        ['document', 'window', 'navigator', 'setTimeout', 'Event', 'MutationObserver',
+        ['document', 'window', 'navigator', 'setTimeout', 'Event', 'MutationObserver', 'ResizeObserver',
           'requestAnimationFrame', 'cancelAnimationFrame', 'globalThis'].map((name) => [name, 'readonly'])
       )
     }

@@ -322,6 +322,14 @@ function copy(button) {
 
 // The turn's box (the approval cards, ipywidgets, are in it too): copy buttons, and the cards'
 // reason box, roles and scrolling.
+// How long a card just shown is kept in view while its rows render.
+const SETTLE_MS = 1500;
+
+function show(card) {
+  const r = card.getBoundingClientRect();
+  if (r.top < 0 || r.bottom > window.innerHeight) card.scrollIntoView({ block: "nearest" });
+}
+
 export function watchRoot(root) {
   if (root.byreLive) return () => {};
   root.byreLive = true;
@@ -370,8 +378,15 @@ export function watchRoot(root) {
       card.byreSeen = true;
       card.setAttribute("role", "alertdialog");
       card.setAttribute("aria-label", title.textContent.trim());
-      const r = card.getBoundingClientRect();
-      if (r.top < 0 || r.bottom > window.innerHeight) card.scrollIntoView({ block: "nearest" });
+      show(card);
+      // Its last rows (the reason box, what "Always allow" covers) may render a frame later
+      // and make it taller: keep it whole in view while it settles. A card that no longer
+      // changes size is never scrolled to again, so a user who scrolls away stays there.
+      if (typeof ResizeObserver !== "undefined") {
+        const settle = new ResizeObserver(() => show(card));
+        settle.observe(card);
+        setTimeout(() => settle.disconnect(), SETTLE_MS);
+      }
     }
   };
   root.addEventListener("change", onChange, true);
