@@ -10,27 +10,29 @@ conversation at that turn's last assistant message (``--resume=OLD --resume-sess
 turn ended, if the cell is the newest: :mod:`.spare`). Without ``cellId`` (nbclient,
 papermill, terminal IPython) or with ``Claude.rerun = "append"`` the conversation stays linear.
 
-The cells answered on the branch left behind get a small mark, a display_id output of their own
-shown above each answer, updated in place ("answered on an earlier version of cell [n]"); the
-answer's own output is never touched. The tree lives in the kernel: after a restart and
-``%claude resume``, the resumed conversation is the root of a new tree; the turns after it go on
-in a fork of it (``--fork-session``), so it stays as it was for re-runs to return to. Cells run
-then are first runs (they append), and re-running them branches from there.
+The cells answered on the branch left behind are marked stale: their record is shown again in
+place (its display id) with a short mark at the top and the answer dimmed below it, which the
+saved notebook keeps; a cell run again shows its new answer unmarked. With the frontend bridge
+the mark has a "Run again" button (docs/bridge.md).
+
+The tree lives in the kernel: after a restart and ``%claude resume``, the resumed conversation
+is the root of a new tree; the turns after it go on in a fork of it (``--fork-session``), so it
+stays as it was for re-runs to return to. Cells run then are first runs (they append), and
+re-running them branches from there.
 """
 
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from IPython.display import DisplayHandle
-
 from ..session import Ledger, Session, TurnResult
+from ..tools.notebook_edit import valid_cell_id
 from ..ui import TurnView
 from ..ui.history import HistoryEntry, history_bundle
+from ..ui.viewmodel import StaleMark
 from .surfaces import current_cell_id
 
 __all__ = [
@@ -59,7 +61,10 @@ class TurnNode:
     interrupted: bool = False
     #: The cell number whose newer version made this answer stale, if one did.
     stale_since: int | None = None
-    mark: DisplayHandle | None = field(default=None, repr=False)
+    #: The turn's view, whose record shows the stale mark (``TurnView.stale``).
+    view: TurnView | None = field(default=None, repr=False)
+    #: Shows the turn's finished record again in place, once it has one.
+    republish: Callable[[], None] | None = field(default=None, repr=False)
     #: Takes this turn's portable record out of its saved output (``Claude.portable``), while
     #: it holds one: a newer turn of the session calls it when it saves its own.
     drop_record: Callable[[], None] | None = field(default=None, repr=False)
@@ -72,13 +77,15 @@ class TurnNode:
             self.cost_usd = result.cost_usd
             self.interrupted = result.interrupted
 
-    def show_mark_slot(self) -> None:
-        """Display this turn's (empty) mark slot in the running cell: a branch that leaves this
-        answer behind later fills it in place, through its display id. Only turns of a known
-        cell get one (nbclient and papermill runs never branch)."""
-        if self.cell is not None and self.mark is None:
-            self.mark = DisplayHandle(f"byre-mark-{uuid.uuid4().hex}")
-            self.mark.display(_EMPTY, raw=True)
+    def show_stale(self, mark: StaleMark | None) -> None:
+        """Mark this turn's answer stale (None: not any more) where it shows. Only turns of a
+        known cell show it (nbclient and papermill runs never branch); a turn still running
+        shows it in the record it ends with."""
+        if self.cell is None or self.view is None:
+            return
+        self.view.stale = mark
+        if self.republish is not None:
+            self.republish()
 
     def label(self) -> str:
         return f"[{self.execution_count}]" if self.execution_count is not None else "[ ]"
@@ -169,20 +176,6 @@ class ConversationTree:
 
     def children(self, node: TurnNode | None) -> Iterator[TurnNode]:
         return (n for n in self.turns if n.parent is node)
-
-
-# -- marks ------------------------------------------------------------------------------------
-
-_EMPTY: dict[str, str] = {"text/plain": ""}
-
-
-def _mark_bundle(count: int | None) -> dict[str, str]:
-    cell = f"[{count}]" if count is not None else "above"
-    text = f"⚠ answered on an earlier version of cell {cell}; run again to update"
-    return {
-        "text/plain": text,
-        "text/html": f'<div class="byre-stale" style="color:#a15c00;font-size:0.9em">{text}</div>',
-    }
 
 
 # -- the extension's side ---------------------------------------------------------------------
@@ -321,12 +314,13 @@ class Conversations:
 
     def _mark(self, node: TurnNode, since: int | None) -> None:
         node.stale_since = since if since is not None else -1
-        if node.mark is not None:
-            node.mark.update(_mark_bundle(since), raw=True)
+        # The id goes into the record's HTML, for the bridge's "Run again": a valid nbformat id.
+        cell = node.cell if node.cell is not None and valid_cell_id(node.cell) else None
+        node.show_stale(StaleMark(since, cell))
 
     def _clear(self, node: TurnNode) -> None:
-        if node.stale_since is not None and node.mark is not None:
-            node.mark.update(_EMPTY, raw=True)
+        if node.stale_since is not None:
+            node.show_stale(None)
         node.stale_since = None
 
 

@@ -181,9 +181,8 @@ class TurnController:
             ),
         )
         if request.node is not None:
-            # Below the answer's own slot, so the answer stays the cell's first output; shown
-            # now, while this cell runs (a --bg turn ends after its cell has).
-            request.node.show_mark_slot()
+            # A branch that leaves this answer behind marks it in the view's record.
+            request.node.view = self.view
 
     # -- the turn -------------------------------------------------------------------------
 
@@ -253,6 +252,12 @@ class TurnController:
             if entry is not None:
                 entry.last_view = view
             self.surface.finish(extra)
+        node = self.request.node
+        if node is not None:
+            # The record again, stale mark on or off; the portable record stays while it holds it.
+            node.republish = lambda: self.surface.restate(
+                extra if node.drop_record is not None else None
+            )
         if extra is not None:
             self._newest_record_only()
         return result

@@ -15,7 +15,9 @@ Safety: the HTML structure is ours; every string from the model, a tool or the w
 :func:`nh3.clean` pass with our own small allow-list (which keeps ``style`` attributes but no
 ``<style>``/``<script>`` tags, ``on*`` attributes or ``javascript:`` URLs) is a second fence.
 The ``text/markdown`` is inert by construction (:func:`inert_markdown`, :func:`inert_line`,
-:func:`code_fence`; docs/security.md, "Markdown we publish"). Pure module.
+:func:`code_fence`; docs/security.md, "Markdown we publish"). A stale answer
+(``TurnView.stale``) has its mark above it in every type, the answer dimmed in the HTML.
+Pure module.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ from byre_jupyter.ui.viewmodel import (
     BlockView,
     ImageView,
     NoticeView,
+    StaleMark,
     TextView,
     ThinkingView,
     ToolCardView,
@@ -67,6 +70,7 @@ __all__ = [
     "block_html",
     "final_clean",
     "prompt_line",
+    "stale_text",
     "static_outputs",
     "terminal_text",
     "turn_html",
@@ -228,6 +232,38 @@ def turn_html(view: TurnView) -> str:
         "</div>",
     ]
     return final_clean("".join(parts))
+
+
+# --- the stale mark -------------------------------------------------------------------------
+
+#: The class of the mark at the top of a stale answer; the frontend bridge adds its "Run again"
+#: button to a mark that names the cell showing it (``data-byre-rerun``, docs/bridge.md).
+STALE_CLASS = "byre-stale"
+_STALE_STYLE = "color:var(--jp-warn-color0,#a15c00);font-size:0.9em;margin:0.2em 0"
+#: The answer below the mark: dimmed, still readable and selectable.
+_STALE_DIM = "opacity:0.55"
+
+
+def stale_text(mark: StaleMark) -> str:
+    """The mark in user terms: what happened, and how to update the answer without the bridge."""
+    cell = f"cell [{mark.since}]" if mark.since is not None else "an earlier cell"
+    return (
+        f"⚠ Out of date: {cell} was run again after this answer. "
+        "Run this cell again (Shift+Enter) to update it."
+    )
+
+
+def _stale_html(mark: StaleMark | None, record: str) -> str:
+    """The sanitized ``record`` with the mark above it, dimmed; built outside nh3 from escaped
+    parts, since the allow-list keeps no ``data-`` attribute (model HTML can never carry one)."""
+    if mark is None:
+        return record
+    rerun = f' data-byre-rerun="{escape_text(mark.cell)}"' if mark.cell else ""
+    return (
+        f'<div class="{STALE_CLASS}" role="note"{rerun} style="{_STALE_STYLE}">'
+        f"{escape_text(stale_text(mark))}</div>"
+        f'<div class="byre-stale-answer" style="{_STALE_DIM}">{record}</div>'
+    )
 
 
 # --- markdown -------------------------------------------------------------------------------
@@ -501,11 +537,14 @@ def static_outputs(
     Images hold at most ``image_budget`` bytes together (default: ``view.image_budget``).
     ``extra`` joins the ``byre`` metadata (the portable record: ``app.portable``).
     """
+    mark = view.stale
+    above = stale_text(mark) if mark is not None else None
     first: Output = (
         {
-            "text/markdown": turn_markdown(view),
-            "text/html": turn_html(view),
-            "text/plain": terminal_text(view),
+            # A stale answer: the mark first in every type, so nbconvert and GitHub show it too.
+            "text/markdown": (f"*{inert_line(above)}*\n\n" if above else "") + turn_markdown(view),
+            "text/html": _stale_html(mark, turn_html(view)),
+            "text/plain": (f"{above}\n\n" if above else "") + terminal_text(view),
         },
         _metadata(view, extra or {}),
     )

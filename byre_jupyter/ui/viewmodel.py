@@ -34,6 +34,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from byre_jupyter.protocol.cli_errors import CliErrorKind, classify
@@ -80,6 +81,7 @@ __all__ = [
     "ImageView",
     "NoticeView",
     "RetryInfo",
+    "StaleMark",
     "Status",
     "TextView",
     "ThinkingView",
@@ -90,6 +92,19 @@ __all__ = [
     "tool_diff",
     "tool_label",
 ]
+
+
+@dataclass(frozen=True)
+class StaleMark:
+    """An answer left on an older branch of its conversation (``app/conversation.py``): its
+    record shows this mark at the top and the answer dimmed below it. ``since`` is the In [n]
+    of the cell whose newer run left it behind (None: not known, e.g. ``%claude checkout``);
+    ``cell`` is the id of the cell showing the answer, validated by the caller, which the
+    frontend bridge's "Run again" button runs (docs/bridge.md); None: no button."""
+
+    since: int | None = None
+    cell: str | None = None
+
 
 #: User-text lines the CLI sends on interrupt (§6); they mark the turn, they are not content.
 _INTERRUPT_MARKERS = ("[Request interrupted by user",)
@@ -154,6 +169,8 @@ class TurnView:
         secrets: Callable[[], Iterable[str]] | None = None,
     ) -> None:
         self.session_name = session_name
+        #: Set while this answer is stale: its record shows the mark (``ui/record.py``).
+        self.stale: StaleMark | None = None
         self._secrets = secrets or (lambda: secret_values(os.environ))
         self.image_budget = image_budget
         self.prompt = prompt

@@ -5,20 +5,19 @@
  * cell's error by its id, and runs it. The model then reads the cell, its traceback and the code
  * around it with the notebook tool.
  *
- * The button is a plain <button> (keyboard-reachable), its text set as text, themed only with
- * JupyterLab's CSS variables (light and dark), loading nothing.
+ * The button is the bridge's own (button.ts).
  */
 import { NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
+
+import { bridgeButton } from './button';
+import { isClaudeSource } from './claudecell';
 
 /** The class of the affordance (tests and the screenshot find it by it). */
 export const ASK_CLASS = 'byre-ask-claude';
 export const ASK_LABEL = 'Ask Claude';
+const ASK_TITLE = 'Insert a %%claude cell below that asks Claude to fix this error, and run it';
 
 const CELL_ID = /^[A-Za-z0-9_-]{1,64}$/;
-
-export function isClaudeSource(source: string): boolean {
-  return source.trimStart().startsWith('%%claude');
-}
 
 /** The prefilled `%%claude` cell for a cell's error; null for an id nbformat does not allow
  * (it goes into the prompt, so only a well-formed one is used). */
@@ -49,26 +48,6 @@ function errorNode(area: OutputAreaLike): HTMLElement | null {
   return null;
 }
 
-function button(onClick: () => void): HTMLButtonElement {
-  const ask = document.createElement('button');
-  ask.type = 'button';
-  ask.className = ASK_CLASS;
-  ask.textContent = ASK_LABEL;
-  ask.title = 'Insert a %%claude cell below that asks Claude to fix this error, and run it';
-  const style = ask.style;
-  style.display = 'block';
-  style.margin = '6px 0 2px';
-  style.padding = '2px 10px';
-  style.font = 'var(--jp-ui-font-size1) var(--jp-ui-font-family)';
-  style.color = 'var(--jp-ui-font-color1)';
-  style.background = 'var(--jp-layout-color2)';
-  style.border = 'var(--jp-border-width, 1px) solid var(--jp-border-color1)';
-  style.borderRadius = 'var(--jp-border-radius, 2px)';
-  style.cursor = 'pointer';
-  ask.addEventListener('click', onClick);
-  return ask;
-}
-
 /** Offers "Ask Claude" under the errors of cells run in the notebooks `panelOf` knows while
  * `connected(panel)` says byre_jupyter's comm is open. */
 export function offerAskClaude(
@@ -90,7 +69,7 @@ export function offerAskClaude(
       return;
     }
     node.appendChild(
-      button(() => {
+      bridgeButton(document, ASK_CLASS, ASK_LABEL, ASK_TITLE, () => {
         const content = panel.content;
         const index = content.widgets.indexOf(cell);
         if (index < 0) {

@@ -1,12 +1,18 @@
 /**
- * Which editor type a code cell gets (src/highlight.ts applies it): a `%%claude` cell's body is
- * a prompt, so it gets the type Markdown cells have. Pure: unit-tested without JupyterLab.
+ * What makes a cell a `%%claude` cell, and which editor type a code cell gets (src/highlight.ts
+ * applies it): a `%%claude` cell's body is a prompt, so it gets the type Markdown cells have.
+ * Pure: unit-tested without JupyterLab.
  */
 
 /** What Markdown cells use: GitHub Markdown with the notebook's math. */
 export const MARKDOWN_MIME = 'text/x-ipythongfm';
 
 const MAGIC = /^%%claude(\s|$)/;
+
+/** Whether a cell's source is a `%%claude` cell (the bridge's buttons act only on those). */
+export function isClaudeSource(source: string): boolean {
+  return source.trimStart().startsWith('%%claude');
+}
 
 /** The editor type a code cell should have: Markdown for a `%%claude` cell, else `codeMime`. */
 export function cellMime(source: string, codeMime: string): string {

@@ -3,11 +3,11 @@
  * `byre.bridge` comm for every notebook whose kernel is ready (again after a restart) and
  * answers the kernel's requests from the notebook model on screen, unsaved edits included;
  * it applies the cell edits the user approved to that model (edit.ts), shows the cells the
- * kernel runs in place (run.ts) and offers "Ask Claude" on errors while the comm is open
- * (ask.ts) (docs/bridge.md).
+ * kernel runs in place (run.ts), offers "Ask Claude" on errors (ask.ts) and "Run again" on
+ * stale answers (rerun.ts) while the comm is open (docs/bridge.md).
  */
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
-import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import { INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel } from '@jupyterlab/services';
 
 import { EditableNotebook, applyEdits, parseEdit } from './edit';
@@ -22,6 +22,7 @@ import {
 } from './protocol';
 import { offerAskClaude } from './ask';
 import { CodeCellWidget, applyRunMessage, findIn, parseRunMessage } from './run';
+import { RERUN_CLASS, marksIn, offerRunAgain } from './rerun';
 
 function viewOf(panel: NotebookPanel): NotebookView {
   return {
@@ -76,6 +77,44 @@ function editableOf(panel: NotebookPanel): EditableNotebook {
   };
 }
 
+/** Offers "Run again" on the stale marks rendered in `panel` while `connected()` (rerun.ts);
+ * returns what to call when the comm opens (marks already on screen) and closes. */
+function watchMarks(
+  panel: NotebookPanel,
+  connected: () => boolean
+): { opened: () => void; closed: () => void } {
+  const content = panel.content;
+  const offer = (mark: Element): void => {
+    const widget = content.widgets.find(w => w.node === mark.closest('.jp-Cell'));
+    if (!widget || widget.model.type !== 'code') {
+      return;
+    }
+    const cell = { id: widget.model.id, source: widget.model.sharedModel.getSource() };
+    offerRunAgain(mark, { ...cell, node: widget.node }, () => {
+      const index = content.widgets.indexOf(widget);
+      if (index < 0 || !connected()) {
+        return; // the cell was deleted, or byre_jupyter's kernel is gone
+      }
+      content.activeCellIndex = index;
+      content.deselectAll();
+      void NotebookActions.run(content, panel.sessionContext); // as Shift+Enter, in place
+    });
+  };
+  const scan = (node: Node): void => {
+    if (connected()) {
+      marksIn(node).forEach(offer);
+    }
+  };
+  // A marked record replaces the old one's rendering: its new nodes come through here.
+  new MutationObserver(records => {
+    records.forEach(record => record.addedNodes.forEach(scan));
+  }).observe(content.node, { childList: true, subtree: true });
+  return {
+    opened: () => scan(content.node),
+    closed: () => content.node.querySelectorAll(`.${RERUN_CLASS}`).forEach(b => b.remove())
+  };
+}
+
 /** Serves `panel`'s notebook; returns whether byre_jupyter's comm is open for it now. */
 function serve(panel: NotebookPanel, frontend: string): () => boolean {
   const view = viewOf(panel);
@@ -83,6 +122,7 @@ function serve(panel: NotebookPanel, frontend: string): () => boolean {
   const context = panel.sessionContext;
   const registered = new WeakSet<Kernel.IKernelConnection>();
   let comm: Kernel.IComm | null = null;
+  const marks = watchMarks(panel, () => comm !== null && !comm.isDisposed);
 
   const attach = (opened: Kernel.IComm): void => {
     if (comm && comm !== opened && !comm.isDisposed) {
@@ -107,9 +147,11 @@ function serve(panel: NotebookPanel, frontend: string): () => boolean {
         opened.send(reply as unknown as JsonObject);
       }
     };
+    marks.opened(); // a kernel without byre_jupyter closes the comm at once: they go again
     opened.onClose = () => {
       if (comm === opened) {
         comm = null;
+        marks.closed();
       }
     };
   };

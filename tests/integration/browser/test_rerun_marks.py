@@ -1,6 +1,9 @@
-"""Re-running an edited %%claude cell in JupyterLab branches the conversation, and the cell
-below, answered on the old branch, gets a visible mark; running it again clears the mark; the
-saved file keeps it. Real Lab, real CLI, scripted API."""
+"""Re-running an edited %%claude cell branches the conversation, and the cell below, answered
+on the old branch, is marked stale: the mark at the top of its answer, above the answer's first
+line, the answer dimmed, and (the frontend bridge) a "Run again" button that runs that cell, after
+which its answer is current again. The saved file keeps the mark while it holds, and no cell
+keeps an empty output. JupyterLab and Notebook 7, one page load each; real CLI, scripted API;
+screenshots light and dark."""
 
 from __future__ import annotations
 
@@ -13,14 +16,29 @@ from support.rig import cli_env_for
 
 from byre_jupyter.scripted import Reply, ScriptedAPI, Text
 
-from .harness import LabPage, new_notebook
+from .conftest import BOTH_FRONTENDS
+from .harness import LabPage, new_notebook, wait_until
+from .test_surface import set_theme
 
 pytestmark = pytest.mark.cli
 
-MARK = "answered on an earlier version of cell"
+#: How a stale answer's record begins (ui/record.py, ``stale_text``).
+MARK = "Out of date:"
+RERUN = ".byre-rerun"
 
 
-def test_edit_and_rerun_marks_the_cell_below(
+def empty_outputs(cells: list[object]) -> list[object]:
+    """The outputs with nothing to show (an empty display_data slot) of the saved cells."""
+    return [
+        o
+        for c in cells
+        for o in getattr(c, "outputs", [])
+        if "data" in o and not any(o["data"].values())
+    ]
+
+
+@BOTH_FRONTENDS
+def test_a_stale_answer_is_marked_at_its_top_dimmed_and_runs_again_in_one_click(
     lab: LabPage, api: ScriptedAPI, cli_path: str, tmp_path: Path
 ) -> None:
     env = cli_env_for(api.url, tmp_path / "home")
@@ -37,6 +55,7 @@ def test_edit_and_rerun_marks_the_cell_below(
         lab.run_cell(i, timeout=120)
         assert MARK not in lab.output_text(i)
     lab.wait_for_output_text(3, "answer to PROMPT_C", timeout=60)
+    assert empty_outputs(lab.save().cells) == []  # nothing reserved for a mark
 
     lab.set_source(2, "%%claude\nPROMPT_B_NEW")
     n = len(api.requests)
@@ -44,17 +63,39 @@ def test_edit_and_rerun_marks_the_cell_below(
     seen = json.dumps(api.wait_for_request("PROMPT_B_NEW", timeout=60, after=n).body["messages"])
     assert "PROMPT_A" in seen and "PROMPT_B_OLD" not in seen and "PROMPT_C" not in seen
 
-    count = lab.output_json(2) and lab._js("return B.cell(path, a0).model.executionCount;", 2)
+    count = lab._js("return B.cell(path, a0).model.executionCount;", 2)
     text = lab.wait_for_output_text(3, MARK, timeout=30)
-    assert f"cell [{count}]" in text
-    assert "answer to PROMPT_C" in text  # the answer itself is still there
+    assert f"cell [{count}] was run again" in text and "answer to PROMPT_C" in text
     assert MARK not in lab.output_text(1) and MARK not in lab.output_text(2)
+    out = lab.output_locator(3)
+    button = out.locator(RERUN)
+    button.wait_for(state="visible", timeout=30_000)  # the bridge's, while its comm is open
+    mark = out.locator(".byre-stale").bounding_box()
+    first_line = out.get_by_text("answer to PROMPT_C").bounding_box()
+    assert mark is not None and first_line is not None
+    assert mark["y"] + mark["height"] <= first_line["y"], (mark, first_line)
+    dim = out.locator(".byre-stale-answer").evaluate("e => getComputedStyle(e).opacity")
+    assert float(dim) < 0.7, dim
     lab.cell_locator(3).scroll_into_view_if_needed()
-    lab.screenshot("rerun_marks_cell_below.png")
+    lab.screenshot(f"rerun-mark-{lab.frontend}-light.png")
+    set_theme(lab, "JupyterLab Dark")
+    lab.screenshot(f"rerun-mark-{lab.frontend}-dark.png")
+    set_theme(lab, "JupyterLab Light")
 
     saved = lab.save()
-    assert MARK in json.dumps(saved.cells[3].outputs)
+    assert MARK in json.dumps(saved.cells[3].outputs) and empty_outputs(saved.cells) == []
 
-    lab.run_cell(3, timeout=120)
-    lab.wait_for_output_text(3, "answer to PROMPT_C", timeout=60)
-    assert MARK not in lab.output_text(3)
+    n = len(api.requests)
+    button.click()
+    seen = json.dumps(api.wait_for_request("PROMPT_C", timeout=60, after=n).body["messages"])
+    assert "PROMPT_B_NEW" in seen and "PROMPT_B_OLD" not in seen  # on the new branch
+    lab.wait_for_cell(3, timeout=120)
+    wait_until(
+        lambda: "answer to PROMPT_C" in lab.output_text(3) and MARK not in lab.output_text(3),
+        60,
+        "cell 3's answer, current again",
+    )
+    assert out.locator(".byre-stale-answer").count() == 0  # undimmed
+    saved = lab.save()
+    assert MARK not in json.dumps([c.outputs for c in saved.cells if "outputs" in c])
+    assert empty_outputs(saved.cells) == []

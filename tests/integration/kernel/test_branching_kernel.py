@@ -38,11 +38,16 @@ def answer_each(api: ScriptedAPI, *prompts: str) -> None:
         api.on(prompt, Reply(Text(f"answer to {prompt}")))
 
 
+#: How a stale answer's record begins (ui/record.py, ``stale_text``).
+MARK = "⚠ Out of date:"
+
+
 def marks(run: CellRun) -> str:
+    """The stale marks in the cell's outputs (each at the top of its answer's record)."""
     return " ".join(
-        o["data"].get("text/plain", "")
+        o["data"]["text/plain"]
         for o in run.outputs
-        if str(o.get("display_id", "")).startswith("byre-mark-")
+        if o["data"].get("text/plain", "").startswith(MARK)
     )
 
 
@@ -96,23 +101,30 @@ def test_cells_left_on_the_old_branch_are_marked_until_run_again(
     a, _ = ask_run(kernel, api, "cell-a", "PROMPT_A")
     ask_run(kernel, api, "cell-b", "PROMPT_B_OLD")
     c, _ = ask_run(kernel, api, "cell-c", "PROMPT_C")
-    assert marks(c).strip() == ""  # a slot, empty while the answer matches
+    assert marks(c) == ""
+    # No slot is kept for a mark: every output of the cell has something to show.
+    assert all(any(o["data"].values()) for o in c.outputs if "data" in o)
     answer_index = next(
         i
         for i, o in enumerate(c.outputs)
         if "text/html" in o["data"] and "answer to PROMPT_C" in o["data"].get("text/markdown", "")
     )
-    answer_before = json.dumps(c.outputs[answer_index])
+    answer_before = c.outputs[answer_index]["data"]
 
     b2, _ = ask_run(kernel, api, "cell-b", "PROMPT_B_NEW")
     count = b2.reply["execution_count"]
-    assert f"answered on an earlier version of cell [{count}]" in marks(c)
-    assert json.dumps(c.outputs[answer_index]) == answer_before  # the answer is untouched
-    assert marks(a).strip() == "" and marks(b2).strip() == ""  # before the branch point: fine
+    marked = c.outputs[answer_index]["data"]  # the answer's own record, marked in place
+    assert marked["text/plain"].startswith(f"{MARK} cell [{count}] was run again")
+    assert marked["text/plain"].endswith(answer_before["text/plain"])  # the answer, below
+    html = marked["text/html"]
+    assert html.index('data-byre-rerun="cell-c"') < html.index("answer to PROMPT_C")
+    assert 'class="byre-stale-answer" style="opacity:0.55"' in html  # dimmed
+    assert marks(a) == "" and marks(b2) == ""  # before the branch point: fine
 
     c2, _ = ask_run(kernel, api, "cell-c", "PROMPT_C")
-    assert marks(c2).strip() == ""
-    assert marks(c).strip() == ""  # the old output's mark is cleared where it still shows
+    assert marks(c2) == ""
+    # The old output, where it still shows, is unmarked and undimmed again.
+    assert marks(c) == "" and c.outputs[answer_index]["data"] == answer_before
 
 
 def test_branching_after_an_interrupted_turn(kernel: KernelDriver, api: ScriptedAPI) -> None:

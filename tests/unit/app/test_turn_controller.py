@@ -9,6 +9,7 @@ import asyncio
 from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -29,6 +30,7 @@ from byre_jupyter.ui.approval_card import ApprovalCard
 from byre_jupyter.ui.blocks import BlockView
 from byre_jupyter.ui.format import footer_parts
 from byre_jupyter.ui.record import static_outputs
+from byre_jupyter.ui.viewmodel import StaleMark
 from byre_jupyter.version import CLI_INSTALL, TESTED_CLI
 
 BASH = Ask("can_use_tool", {"tool_name": "Bash", "input": {"command": "ls"}})
@@ -60,6 +62,8 @@ class FakeSurface:
         self.updates = 0
         self.finished: Mapping[str, Any] | None = None
         self.asked: list[str] = []
+        #: Each record shown again: its stale mark then, and its extra metadata.
+        self.restated: list[tuple[StaleMark | None, dict[str, Any]]] = []
 
     def set_models(self, models: Sequence[str], value: str | None) -> None:
         pass
@@ -71,7 +75,7 @@ class FakeSurface:
         self.finished = dict(extra or {})
 
     def restate(self, extra: Mapping[str, Any] | None = None) -> None:
-        pass
+        self.restated.append((self.view.stale, dict(extra or {})))
 
     def ask(self, tool_name: str, tool_input: Mapping[str, Any]) -> ApprovalCard | None:
         self.asked.append(tool_name)
@@ -133,6 +137,8 @@ class Kernel:
 @dataclass
 class Shell:
     kernel: Kernel = field(default_factory=Kernel)
+    #: Where the conversations read the running cell's In [n] (``input_hist_parsed``).
+    history_manager: Any = None
 
 
 class FakeHost:
@@ -381,6 +387,35 @@ async def test_usage_after_a_branch_counts_every_turn_paid_for(hosts: list[FakeH
     assert entry.ledger.tokens.input == 10 + 27 + 23
     assert entry.last_view is not None and entry.last_view.tokens_in == 23
     assert entry.session.ledger is entry.ledger  # the branch's session counts into the name
+
+
+async def test_a_branch_marks_the_answers_it_leaves_behind_in_their_records(
+    hosts: list[FakeHost],
+) -> None:
+    """Cells A, B, C, then B again: C's record is shown again with the stale mark (the portable
+    record it holds kept), A's is not; running C again shows the old record unmarked."""
+    host = host_with(hosts, *([assistant(p, uuid=f"u{p}")] for p in ("a", "b", "c", "b2", "c2")))
+    host.config.portable = True
+    surfaces: dict[str, FakeSurface] = {}
+    for n, (prompt, cell) in enumerate(
+        (("a", "A"), ("b", "B"), ("c", "C"), ("b2", "B"), ("c2", "C"))
+    ):
+        # The running cell's In [n] is the last entry of the input history (n = 1, 2, ...).
+        host.shell.history_manager = SimpleNamespace(input_hist_parsed=[""] * (n + 2))
+        controller = host.cell(prompt, cell)
+        surfaces[prompt] = host.surfaces[-1]
+        assert await asyncio.wait_for(controller.run(), 5) is not None
+        settled = host.conversations.peek("default")
+        assert settled is not None
+        await apoll(lambda s=settled: not s.busy, 5, "the session settles its turn")
+    c = surfaces["c"]
+    marked, extra = c.restated[0]
+    assert marked == StaleMark(since=4, cell="C")  # B ran again as In [4]
+    assert extra == {"portable": {"session_id": c.view.session_id}}  # C held it then
+    # A (before the branch point) and B' are never marked; their records are restated only
+    # to hand the portable record on.
+    assert all(m is None for p in ("a", "b2") for m, _ in surfaces[p].restated)
+    assert c.restated[-1] == (None, {}) and c.view.stale is None  # C ran again: unmarked
 
 
 async def test_an_attached_image_is_sniffed_once_where_it_is_made(
