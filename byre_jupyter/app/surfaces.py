@@ -4,8 +4,8 @@ The choice (``Claude.live``): widgets when an interactive frontend sent the cell
 Notebook 7, VS Code and Positron all put the cell's ``cellId`` in the execute_request metadata;
 nbclient and papermill send no metadata at all (nbclient 0.10 calls ``kc.execute(code, ...)``,
 which has no metadata argument), so headless runs create no widget state. Without widgets, the
-answer streams as a draft in parts (:class:`StaticSurface`, ``ui/draft.py``: sanitized HTML)
-and the static bundle is written once, at the end.
+answer streams as a draft, a window on its tail (:class:`StaticSurface`, ``ui/draft.py``:
+sanitized HTML), and the static bundle takes its slot at the end.
 """
 
 from __future__ import annotations
@@ -175,16 +175,11 @@ class _NoControls:
 
 
 class StaticSurface(_NoControls):
-    """No widgets: a draft while the turn runs (``ui/draft.py``: each finished part sent
-    once, in a slot of its own), the static bundle at the end.
+    """No widgets: a draft while the turn runs (``ui/draft.py``: the window on the answer's
+    tail, in one slot), the static bundle in that slot at the end, its images after it.
 
-    At the end the first slot becomes the record (the same bundle as always, images after it)
-    and the other parts' slots are emptied in place: an empty bundle shows nothing. Not
-    ``clear_output``: that would also wipe whatever else the cell shows (a warning, the
-    stale-answer mark slot).
-
-    A background (``--bg``) turn refreshes its whole bundle in place instead: by then another
-    cell is running, and a clear_output would clear that cell.
+    A background (``--bg``) turn refreshes its whole bundle in place instead: a notebook saved
+    before it ends keeps a whole record, whose note says the answer was still coming.
     """
 
     def __init__(
@@ -196,37 +191,19 @@ class StaticSurface(_NoControls):
         draft: bool = True,
     ) -> None:
         self.view = view
-        self.draft = draft
         self.handle = DisplayHandle()
-        #: Every slot the draft has shown, the first one first.
-        self._parts: list[DisplayHandle] = [self.handle]
-        self._draft = Draft(view)
-        if draft:
-            self._refresh_draft(first=True)
+        self._draft = Draft(view) if draft else None
+        if self._draft is not None:
+            self.handle.display(self._draft.refresh(), raw=True)
         else:
             _publish_static(view, self.handle, update=False)
         self._coalescer = Coalescer(loop, self._flush, interval)
 
     def _flush(self, _ids: Any) -> None:
-        if self.draft:
-            self._refresh_draft()
+        if self._draft is not None:
+            self.handle.update(self._draft.refresh(), raw=True)
         else:
             _publish_static(self.view, self.handle, update=True)
-
-    def _refresh_draft(self, *, first: bool = False) -> None:
-        refresh = self._draft.refresh()
-        for part in refresh.finished:
-            if first:
-                self.handle.display(part, raw=True)
-            else:
-                self.handle.update(part, raw=True)
-            self.handle = DisplayHandle()
-            self._parts.append(self.handle)
-            first = True
-        if first:
-            self.handle.display(refresh.tail, raw=True)
-        else:
-            self.handle.update(refresh.tail, raw=True)
 
     def update(self, changed: Sequence[BlockView]) -> None:
         if changed:
@@ -234,20 +211,10 @@ class StaticSurface(_NoControls):
 
     def finish(self, extra: Mapping[str, Any] | None = None) -> None:
         self._coalescer.close()
-        if not self.draft:
-            _replace_with_static(self.view, self.handle, extra)
-            return
-        outputs = static_outputs(self.view, extra=extra)
-        data, metadata = outputs[0]
-        record, *finished = self._parts
-        record.update(data, metadata=metadata, raw=True)
-        for part in finished:
-            part.update({}, raw=True)
-        for extra_data, extra_metadata in outputs[1:]:
-            display(extra_data, metadata=extra_metadata, raw=True)
+        _replace_with_static(self.view, self.handle, extra)
 
     def restate(self, extra: Mapping[str, Any] | None = None) -> None:
-        _restate(self.view, self._parts[0], extra)
+        _restate(self.view, self.handle, extra)
 
 
 class TerminalSurface(_NoControls):

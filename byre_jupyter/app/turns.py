@@ -142,13 +142,13 @@ class TurnController:
         self.view.model = model_label(session.model)
         #: A --bg cell's placeholder: a notebook saved (or a headless run, nbclient or
         #: papermill, that ended) before the answer came keeps it, so the card says why it
-        #: is empty; the answer replaces it.
+        #: is empty; the answer replaces it. One line in the live view of a cell beside
+        #: Lab's file browser at 1280 px (tests/integration/browser/test_bg_line.py).
         self.placeholder = (
             self.view.add_notice(
                 "info",
-                "Running in the background (--bg): this cell returned at once and Claude's "
-                "answer appears here when it is ready. Saved before then, the notebook keeps "
-                "only this line.",
+                "Running in the background (--bg): the answer appears here when it is ready; "
+                "saved before then, only this line.",
             )
             if request.background
             else None

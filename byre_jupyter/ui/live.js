@@ -177,6 +177,9 @@ export class LiveTurn {
       }
     }
     const leaf = target ? lastLeaf(target.tailBox()) || target.box : null;
+    // The cursor itself is the last leaf when it is in place already (a bar change after
+    // the text's): appending it to itself would throw and stop the rest of the update.
+    if (leaf === this.cursor) return;
     if (leaf) {
       if (this.cursor.parentNode !== leaf || leaf.lastChild !== this.cursor) {
         leaf.append(this.cursor);

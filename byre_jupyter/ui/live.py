@@ -362,26 +362,27 @@ class LiveView:
         self._status_waiting = False
         self._status_done = False
 
+        self.set_models(models)
+        self._header_status()
+        # Every widget model is opened with its whole state (and this one with the module's
+        # code and stylesheet): the first bar and menus go with it, not in messages after
+        # it, and the box and the view share one layout model (bench/widget_bytes.py).
+        layout = self._own(W.Layout(margin="0", padding="0"))
+        head = {
+            "style": TURN_STYLE,
+            "prompt": prompt_line(view),
+            "frame": RENDERED_CLASS,
+            "help": PERMISSION_HELP,
+        }
         self._live: LiveWidget = self._own(
-            LiveWidget(
-                head={
-                    "style": TURN_STYLE,
-                    "prompt": prompt_line(view),
-                    "frame": RENDERED_CLASS,
-                    "help": PERMISSION_HELP,
-                },
-                layout=self._own(W.Layout(margin="0")),
-            )
+            LiveWidget(head=head, layout=layout, **self._bar_state())
         )
         self._live.on_msg(self._message)
         self._root = self._own(
-            W.VBox((self._live,), layout=self._own(W.Layout(margin="0", padding="0")))
+            W.VBox((self._live,), layout=layout, _dom_classes=("byre-live-root",))
         )
-        self._root.add_class("byre-live-root")
-        self.set_models(models)
         self._coalescer = Coalescer(loop, self._flush, interval)
         self._timer: TimerLike | None = None
-        self._render_header()
         self._schedule_tick()
 
     # -- public -----------------------------------------------------------------------------
@@ -581,6 +582,10 @@ class LiveView:
             self._render_header()
 
     def _render_header(self) -> None:
+        self._header_status()
+        self._publish_bar()
+
+    def _header_status(self) -> None:
         view = self._view
         self._header_seen = view.header_version
         if self._chosen is None and view.model and view.model != self._model:
@@ -613,25 +618,30 @@ class LiveView:
         # Waiting for the user is the one status that must not be missed: it stands out.
         self._status_waiting = waiting
         self._status_done = mark is not None or self._finished
-        self._publish_bar()
 
-    def _publish_bar(self) -> None:
-        # Two traits: the status changes every second, the menus seldom, and a trait set to
-        # an equal value sends nothing (the lists are copies, so a change is seen as one).
-        with self._live.hold_sync():
-            self._live.bar = {
+    def _bar_state(self) -> dict[str, dict[str, Any]]:
+        return {
+            "bar": {
                 "status": self._status,
                 "waiting": self._status_waiting,
                 "done": self._status_done,
-            }
-            self._live.menus = {
+            },
+            "menus": {
                 "models": list(self._models),
                 "model": self._model,
                 "modes": None if self._modes is None else list(self._modes),
                 "mode": self._mode,
                 "stopping": self._stopping,
                 "disabled": self._finished,
-            }
+            },
+        }
+
+    def _publish_bar(self) -> None:
+        # Two traits: the status changes every second, the menus seldom, and a trait set to
+        # an equal value sends nothing (the lists are copies, so a change is seen as one).
+        with self._live.hold_sync():
+            for name, value in self._bar_state().items():
+                setattr(self._live, name, value)
 
     def _schedule_tick(self) -> None:
         if not self._closed and not self._finished and self._tick_interval > 0:

@@ -140,6 +140,22 @@ test("the cursor sits at the end of the growing text, and goes when the turn is 
   assert.equal(el.querySelector(".byre-spinner").hidden, true);
 });
 
+test("a status tick after the text leaves the cursor where it is", () => {
+  // The bar's change can come before the text's in one state update, and every second
+  // alone: the cursor already at the end must not be appended to itself (a DOM error that
+  // stopped the rest of the update, so the text stopped growing).
+  const { model, el } = mount();
+  model.set("changes", { seq: 1, pieces: [text("b1", "<p>a <b>bold</b></p>")] });
+  model.set("bar", { ...BAR, status: "writing · 6.1 s" });
+  model.set("menus", { ...BAR });
+  const cursor = el.querySelector(".byre-cursor");
+  assert.ok(cursor);
+  assert.equal(cursor.parentNode.tagName, "B");
+  model.set("changes", { seq: 2, pieces: [text("b1", "<p>a <b>bold</b> <i>it</i></p>")] });
+  assert.equal(el.querySelectorAll(".byre-cursor").length, 1);
+  assert.equal(el.querySelector(".byre-cursor").parentNode.textContent, "it");
+});
+
 test("cards keep their open state when their content changes; images stay in the frame", () => {
   const { model, el } = mount();
   const card = { id: "c1", parent: "", slot: "body", kind: "details", title: "Bash · ls · running",

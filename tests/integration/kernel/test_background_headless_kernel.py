@@ -1,8 +1,13 @@
-"""A ``--bg`` cell in a headless run (nbclient) says that it ran in the background.
+"""Headless runs (nbclient) save what a reader needs and nothing more.
 
-nbclient moves on as soon as a ``--bg`` cell returns and stops recording when the notebook
-ends; a turn still running then used to be saved as an empty card. The card now
-carries a note from the start, so the saved notebook says what happened.
+A ``--bg`` cell says that it ran in the background: nbclient moves on as soon as the cell
+returns and stops recording when the notebook ends; a turn still running then used to be
+saved as an empty card. The card now carries a note from the start, so the saved notebook
+says what happened.
+
+A long answer's saved cell holds the record and no empty output: nbclient keeps every
+``display_data`` a cell showed and updates it in place by its display id, so a draft slot
+emptied at the end stayed in the notebook as an output with nothing in it.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import pytest
 from nbclient import NotebookClient
 from support.kernel import kernel_env as make_kernel_env
 
-from byre_jupyter.scripted import Hang, ScriptedAPI
+from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, Text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.cli]
 
@@ -40,3 +45,25 @@ def test_headless_background_cell_is_saved_with_a_note(
         text = saved[-1]["data"][mime]
         assert "answer slowly" in text  # the card itself
         assert "in the background (--bg)" in text.replace("\\", ""), (mime, text)
+
+
+def test_headless_long_answer_saves_no_empty_output(
+    api: ScriptedAPI, cli_path: str, tmp_path: Path
+) -> None:
+    # Long enough for the draft to cut it (ui/draft.py) while it streams.
+    answer = "\n\n".join(f"Paragraph {n}: " + "word " * 40 for n in range(20)) + "\n\nLASTLINE"
+    api.on("long", Reply(Text(answer, chunk=40, delay=0.01)))
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("%load_ext byre_jupyter"),
+        nbformat.v4.new_code_cell("%%claude\na long answer please"),
+    ]
+    env = make_kernel_env(api.url, cli_path, tmp_path)
+    NotebookClient(nb, timeout=120, kernel_name="python3").execute(env=env, cwd=str(tmp_path))
+    saved = nb.cells[1].outputs
+    shown = [o for o in saved if o["output_type"] == "display_data"]
+    empty = [o for o in shown if not any(str(v).strip() for v in o["data"].values())]
+    assert empty == [], saved
+    assert [o["output_type"] for o in saved] == ["display_data"]
+    assert "LASTLINE" in saved[0]["data"]["text/markdown"]
+    assert saved[0]["metadata"]["byre"]["session_name"] == "default"

@@ -180,7 +180,7 @@ def test_static_surface_bytes_grow_linearly_with_the_answer(
     run = kernel.run("%%claude\nlong answer please")  # no cellId: nbclient's static surface
     final = bundle(run)
     shown = [o for o in run.outputs if o.get("data")]
-    assert [o["output_type"] for o in shown] == ["display_data"]  # the draft's parts are empty
+    assert [o["output_type"] for o in shown] == ["display_data"]  # one slot: the record
     assert set(final["data"]) == {"text/markdown", "text/html", "text/plain"}
     assert (
         words[-1] in final["data"]["text/markdown"]

@@ -21,12 +21,14 @@ from byre_jupyter.ui.markdown import (
 NOT_FENCES = {"indented": "    ```", "backtick-info": "```js`x`"}
 
 
-def _draft_parts(text: str) -> list[str]:
-    """The plain text of each part the draft publishes for an answer of ``text``."""
+def _draft_window(text: str) -> str:
+    """The plain text the draft's window shows for an answer of ``text``, below the line that
+    says how much is above it."""
     b = fx.Builder("fence")
     view, _ = fx.run_turn([b.init(), *b.final_answer("msg_fence", text)])
-    update = Draft(view).refresh()
-    return [part["text/plain"] for part in (*update.finished, update.tail)]
+    note, _, shown = Draft(view).refresh()["text/plain"].partition("\n\n")
+    assert "characters above" in note  # the window moved on
+    return shown
 
 
 @pytest.mark.parametrize("name", sorted(NOT_FENCES))
@@ -37,10 +39,10 @@ def test_not_a_fence_for_any_consumer(name: str) -> None:
     assert len(split_blocks(text)) == 2  # a blank line ends it: it is no fence
     # The inert Markdown treats what follows as prose: its "<" is an entity.
     assert "<b>" not in inert_markdown(text)
-    # The draft cuts the answer in two and opens no fence in the second part.
-    first, second = _draft_parts(text)
-    assert "word" in second and not second.lstrip().startswith(("```", "~~~"))
-    assert "```\n" not in first.replace(line, "")  # nor closes one in the first
+    # The draft's window moves past the line and opens no fence.
+    shown = _draft_window(text)
+    assert "word" in shown and line not in shown
+    assert not shown.lstrip().startswith(("```", "~~~"))
 
 
 def test_a_half_written_table_after_a_backtick_info_line_is_held_back() -> None:
@@ -49,9 +51,9 @@ def test_a_half_written_table_after_a_backtick_info_line_is_held_back() -> None:
     assert tolerant_markdown("```js`x`\n\n| a | b |") == "```js`x`\n"
 
 
-def test_a_part_cut_inside_a_fence_closes_and_reopens_it_with_its_own_opener() -> None:
-    # Still streaming: the fence is open, and a line inside it ends the finished part.
+def test_a_window_that_starts_inside_a_fence_reopens_it_with_its_own_opener() -> None:
+    # Still streaming: the fence is open, and a line inside it is where the window starts.
     code = "\n".join(f"line {n} = ```" for n in range(120))
-    first, second = _draft_parts(f"Code:\n\n~~~~python\n{code}")
-    assert first.rstrip().endswith("line 119 = ```\n~~~~")  # closed with its own opener
-    assert second.startswith("~~~~python\n")  # and opened again as it was
+    shown = _draft_window(f"Code:\n\n~~~~python\n{code}")
+    assert "Code:" not in shown and "line 119 = ```" in shown
+    assert shown.startswith("~~~~python\nline ")  # opened again as it was

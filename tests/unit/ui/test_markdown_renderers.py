@@ -86,9 +86,7 @@ def _published(wires: list[fx.Wire], prompt: str, every: int = 1) -> Iterator[di
         view.apply(msg)
         if n % every and n != len(messages):
             continue
-        update = draft.refresh()
-        yield from update.finished
-        yield update.tail
+        yield draft.refresh()
     for data, _meta in static_outputs(view):
         yield data
 
