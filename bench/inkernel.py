@@ -117,11 +117,13 @@ def install_latency_hooks() -> None:
     def timed_send(self: Any, msg: Any, buffers: Any = None) -> Any:
         result = send(self, msg, buffers)
         state = msg.get("state") if isinstance(msg, dict) else None
-        value = state.get("value") if isinstance(state, dict) else None
-        if isinstance(value, str):
-            tokens = _TOKEN_TEXT.findall(value[-400:])
+        if isinstance(state, dict):
+            # The live view's text travels in its ``changes`` trait: finished blocks once, the
+            # growing one as what follows the part the frontend keeps. The newest token any
+            # piece of the update holds is the one this send shows.
+            tokens = _TOKEN_TEXT.findall(json.dumps(state.get("changes", state.get("value"))))
             if tokens:
-                _SENT.append((time.perf_counter(), int(tokens[-1])))
+                _SENT.append((time.perf_counter(), max(int(token) for token in tokens)))
         return result
 
     LineSplitter.feed = timed_feed  # type: ignore[method-assign,assignment,unused-ignore]

@@ -108,9 +108,10 @@ class BenchKernel:
             if kind == "comm_msg":
                 cell.comm_times.append(now)
                 if cell.marker is not None and cell.marker_at is None:
+                    # Anywhere in the update: the live view sends its text as pieces
+                    # (docs/kernel.md, section 5), the draft as a display's HTML.
                     state = content.get("data", {}).get("state", {})
-                    value = state.get("value") if isinstance(state, dict) else None
-                    if isinstance(value, str) and cell.marker in value:
+                    if cell.marker in json.dumps(state):
                         cell.marker_at = now
             elif kind == "stream":
                 cell.stdout += content.get("text", "")

@@ -37,6 +37,9 @@ from .kernel import BenchKernel
 __all__ = ["kernel_delta_latency", "kernel_real", "measure", "session_stop", "session_ttft"]
 
 SHORT = "MARKER-TTFT hello there, this is a short reply."
+#: What the client waits for: the replies' first delta holds it whole (8 and 6 characters a
+#: delta), where the live view may send a longer marker in two pieces (docs/kernel.md, section 5).
+FIRST_WORDS = "MARKER"
 SLOW_WORDS = 600
 
 
@@ -171,12 +174,12 @@ def kernel_real(cli: str, warm_cells: int = 3, interrupts: int = 2) -> dict[str,
         with BenchKernel(env={"BYRE_STATE_DIR": str(Path(tmp) / "state")}, cwd=tmp) as k:
             k.run(_kernel_setup(cli, env))
             for _ in range(1 + warm_cells):  # the first is the cold one
-                cell = k.run("%%claude\nhi", timeout=120, marker="MARKER-TTFT")
+                cell = k.run("%%claude\nhi", timeout=120, marker=FIRST_WORDS)
                 if cell.marker_at is None:
                     raise RuntimeError(f"no text reached the client: {dict(cell.counts)}")
                 ttft.append(cell.marker_at - cell.sent_at)
             for _ in range(interrupts):
-                cell = k.submit("%%claude\nSLOW please", marker="MARKER-SLOW")
+                cell = k.submit("%%claude\nSLOW please", marker=FIRST_WORDS)
                 deadline = time.monotonic() + 60
                 while cell.marker_at is None and time.monotonic() < deadline:
                     k.pump(cell, 0.05)
@@ -193,7 +196,7 @@ def kernel_real(cli: str, warm_cells: int = 3, interrupts: int = 2) -> dict[str,
                     raise RuntimeError(f"■ left an error in the cell: {unexpected}")
                 assert cell.idle_at is not None
                 stops.append(cell.idle_at - t0)
-            after = k.run("%%claude\nhi", timeout=120, marker="MARKER-TTFT")
+            after = k.run("%%claude\nhi", timeout=120, marker=FIRST_WORDS)
             usable = after.marker_at is not None
     return {"cold": ttft[:1], "warm": ttft[1:], "stop": stops, "usable_after": usable}
 
