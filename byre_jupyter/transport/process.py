@@ -66,6 +66,10 @@ exit "$status"
 
 
 def _hup_when_parent_dies() -> None:  # runs in the supervisor between fork and exec
+    # A kernel under `nohup` (a server started with `nohup jupyter lab &`) inherits SIGHUP
+    # ignored, and a non-interactive sh cannot trap a signal that was ignored on entry: the
+    # supervisor would then outlive the kernel with its CLI. Its SIGHUP starts at the default.
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(1, signal.SIGHUP)  # PR_SET_PDEATHSIG; kept across exec, cleared for the CLI
     if os.getppid() == 1:  # the parent already died before prctl took effect
