@@ -68,6 +68,20 @@ def cli_children(kernel_pid: int) -> list[psutil.Process]:
     ]
 
 
+def talking_cli(kernel_pid: int, port: int) -> list[psutil.Process]:
+    """The CLI below a kernel that holds a connection to the scripted API on ``port``: the one
+    serving the turn, not a spare started idle beside it (app/spare.py), which sends nothing."""
+
+    def talks(proc: psutil.Process) -> bool:
+        try:
+            conns = getattr(proc, "net_connections", proc.connections)(kind="tcp")
+        except psutil.Error:
+            return False
+        return any(c.raddr and c.raddr.port == port for c in conns)
+
+    return [p for p in cli_children(kernel_pid) if talks(p)]
+
+
 def leftover_clis(cli_marker: str, home: str | os.PathLike[str]) -> list[psutil.Process]:
     """Live processes whose cmdline mentions ``cli_marker`` and whose HOME is ``home``."""
     home = os.fspath(home)

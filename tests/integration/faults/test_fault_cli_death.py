@@ -12,7 +12,7 @@ from typing import Any
 
 import psutil
 import pytest
-from support.faults import alive, cli_children
+from support.faults import alive, cli_children, talking_cli
 from support.kernel import KernelDriver
 from support.waiting import poll
 
@@ -40,10 +40,15 @@ def test_cli_sigkilled_mid_turn_cell_shows_exit_code_and_next_turn_resumes(
     api.default = Reply(Text("answer after the restart"))
     kernel = kernels()
     assert "first answer" in final_markdown(kernel.run("%%claude\nFIRST_PROMPT: remember me"))
+    # The turn's end starts a spare CLI beside it (app/spare.py: re-running a first cell starts
+    # afresh, so the fresh spare serves both): the kill below must find the one serving the turn.
+    poll(lambda: len(cli_children(kernel.kernel_pid())) == 2, 60, "a spare beside the CLI")
 
     run = kernel.submit("%%claude -o dead\nKILL_DURING_THIS please")
     api.wait_for_request("KILL_DURING_THIS", timeout=TIMEOUT)
-    (cli,) = poll(lambda: cli_children(kernel.kernel_pid()), 30, "the CLI below the kernel")
+    (cli,) = poll(
+        lambda: talking_cli(kernel.kernel_pid(), api.port), 30, "the CLI serving the turn"
+    )
     os.killpg(os.getpgid(cli.pid), signal.SIGKILL)  # the whole group: supervisor, CLI, tools
     kernel.wait(lambda: run.idle and run.reply is not None, timeout=TIMEOUT)
 

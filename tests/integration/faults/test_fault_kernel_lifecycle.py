@@ -13,7 +13,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from support.faults import alive, cli_children, record_figure
+from support.faults import alive, record_figure, talking_cli
 from support.kernel import KernelDriver
 from support.waiting import poll
 
@@ -29,7 +29,9 @@ def start_hanging_turn(kernel: KernelDriver, api: ScriptedAPI) -> psutil.Process
     run = kernel.run("%%claude --bg\nHANG_HERE please")
     assert run.reply["status"] == "ok", run.texts()
     api.wait_for_request("HANG_HERE", timeout=90)
-    (cli,) = poll(lambda: cli_children(kernel.kernel_pid()), 30, "the CLI below the kernel")
+    (cli,) = poll(
+        lambda: talking_cli(kernel.kernel_pid(), api.port), 30, "the CLI serving the turn"
+    )
     return cli
 
 

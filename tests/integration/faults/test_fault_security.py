@@ -18,7 +18,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 from nbconvert.filters.markdown_mistune import markdown2html_mistune
-from support.faults import SECRET_KEY, assert_no_leftovers, cli_children
+from support.faults import SECRET_KEY, assert_no_leftovers, talking_cli
 from support.kernel import LOAD, KernelDriver
 from support.rig import STANDIN, tiny_png
 from support.waiting import poll
@@ -262,7 +262,9 @@ def test_no_secret_on_the_cli_argv(kernels: Callable[..., KernelDriver], api: Sc
     run = kernel.run("%%claude --bg\nHOLD_ARGV please")
     assert run.reply["status"] == "ok"
     api.wait_for_request("HOLD_ARGV", timeout=90)
-    (cli,) = poll(lambda: cli_children(kernel.kernel_pid()), 30, "the CLI below the kernel")
+    (cli,) = poll(
+        lambda: talking_cli(kernel.kernel_pid(), api.port), 30, "the CLI serving the turn"
+    )
     argv = Path(f"/proc/{cli.pid}/cmdline").read_bytes()
     environ = Path(f"/proc/{cli.pid}/environ").read_bytes()
     assert b"stream-json" in argv
