@@ -33,6 +33,8 @@ def test_the_cli_starts_when_the_extension_loads(
     api.default = Reply(Text("warm answer"))
     kernel = KernelDriver(make_kernel_env(api.url, cli_path, tmp_path), str(workdir))
     try:
+        # No spare at the turn's end (app/spare.py), so the CLIs counted below are the warm one.
+        kernel.run("get_ipython().config.Claude.speculate = False")
         assert "Error" not in kernel.run(LOAD).texts()
         kernel.wait(lambda: bool(cli_children(kernel, cli_path)), timeout=60)
         started = {p.pid for p in cli_children(kernel, cli_path)}
