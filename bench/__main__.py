@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .common import REPO, Section, machine_info, mark, render_markdown
+from .common import REPO, Section, machine_info, mark, render_markdown, update_results
 
 __all__ = ["PROFILES", "Profile", "main", "render_markdown", "run"]
 
@@ -148,7 +148,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     total = time.perf_counter() - t0
     with contextlib.suppress(OSError):
         info["load average (end)"] = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    args.out.write_text(render_markdown(sections, profile.name, info, total))
+    if args.only and args.out.exists():  # the other sections' figures stay
+        for section in sections:
+            update_results(section, args.out)
+    else:
+        args.out.write_text(render_markdown(sections, profile.name, info, total))
     print(f"\nwrote {args.out} ({total:.0f} s)")
     return 1 if any(s.error for s in sections) else 0
 

@@ -341,13 +341,14 @@ def render_markdown(
     return "\n".join(lines)
 
 
-def update_results(section: Section) -> None:
-    """Put this section and its goal rows into bench/RESULTS.md; the rest stays as it is."""
+def update_results(section: Section, path: Path | None = None) -> None:
+    """Put this section and its goal rows into ``path`` (bench/RESULTS.md); the rest stays as
+    it is."""
     body = render_markdown([section], "full", {}, section.seconds).splitlines()
     mine = f"| {section.title} |"
     goals = [line for line in body if line.startswith(mine)]
     text = body[body.index(f"## {section.title}") :]
-    path = REPO / "bench" / "RESULTS.md"
+    path = path or REPO / "bench" / "RESULTS.md"
     lines = [line for line in path.read_text().splitlines() if not line.startswith(mine)]
     if f"## {section.title}" in lines:  # the section's old figures, up to the next section
         start = lines.index(f"## {section.title}")

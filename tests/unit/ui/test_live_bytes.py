@@ -11,10 +11,16 @@ test's business."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
 import ipywidgets as W
 import pytest
 
 from bench.widget_bytes import turn_bytes
+from byre_jupyter.ui import live
 
 
 @pytest.mark.skipif(
@@ -27,3 +33,33 @@ def test_a_short_answer_opens_three_models_and_sends_its_first_state_with_them()
     assert fast["opens"] == 3, fast
     # The class, the first status bar and the menus travel in the opening (13 messages before).
     assert fast["messages"] <= 11, fast
+
+
+def test_the_module_travels_without_comments_and_still_parses() -> None:
+    """Every turn's ``comm_open`` carries the module and its stylesheet: compacted, both lose
+    their comments and indentation (the code itself is unchanged), and the JavaScript still
+    parses as a module."""
+    here = Path(live.__file__).parent
+    js = (here / "live.js").read_text(encoding="utf-8")
+    sent = live.LiveWidget._esm
+    assert isinstance(sent, str) and len(sent) < 0.8 * len(js)
+    assert "//" not in "".join(line[:2] for line in sent.splitlines())  # no comment lines
+    code = [line.strip() for line in js.splitlines() if line.strip()]
+    assert sent.splitlines() == [line for line in code if not line.startswith("//")]
+    css = live.LiveWidget._css
+    assert isinstance(css, str) and "/*" not in css and ".byre-live" in css
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("no node to parse the module with")
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "live.mjs").write_text(sent, encoding="utf-8")
+        done = subprocess.run(
+            [node, "--check", str(Path(tmp) / "live.mjs")], capture_output=True, text=True
+        )
+    assert done.returncode == 0, done.stderr
+
+
+def test_compact_keeps_a_template_literal_that_spans_lines() -> None:
+    source = "// a comment\nconst a = `one\n   // not a comment\n  two`;\n\n    // gone\n  b();\n"
+    assert live.compact(source) == "const a = `one\n   // not a comment\n  two`;\nb();\n"
+    assert live.compact("/* a\n b */\n  .x { color: red; }\n", "/*") == ".x { color: red; }\n"
