@@ -54,6 +54,7 @@ from byre_jupyter.ui.markdown import (
     render_markdown,
 )
 from byre_jupyter.ui.style import ACCENT, TURN_STYLE
+from byre_jupyter.ui.toolinfo import tool_info
 from byre_jupyter.ui.viewmodel import (
     BlockView,
     ImageView,
@@ -185,9 +186,17 @@ def _html_card(card: ToolCardView, numbers: dict[str, int]) -> str:
     if children:
         body.append(f'<div style="{_STYLES["nest"]}">{"".join(children)}</div>')
     result = card_result_text(card)
-    if result:
+    if result and _answers_in_markdown(card):
+        body.append(render_markdown(truncate(result)))
+    elif result:
         body.append(_pre(result, error=card.is_error))
     return f"<details><summary>{title}</summary>{''.join(body)}</details>"
+
+
+def _answers_in_markdown(card: ToolCardView) -> bool:
+    """A subagent's report is Markdown, written by a model: the record shows it as the answer's
+    own text is shown (as the live view does), not as code."""
+    return tool_info(card.name).subagent and not card.is_error
 
 
 def block_html(block: BlockView) -> str:
@@ -333,7 +342,10 @@ def _md_card(card: ToolCardView, numbers: dict[str, int], prose: Prose) -> str:
         nested = "\n\n".join(children)
         parts.append("\n".join(f"> {line}" if line else ">" for line in nested.split("\n")))
     result = card_result_text(card)
-    if result:
+    if result and _answers_in_markdown(card):
+        quoted = prose(truncate(result))
+        parts.append("\n".join(f"> {line}" if line else ">" for line in quoted.split("\n")))
+    elif result:
         parts.append(code_fence(truncate(result)))
     return "\n\n".join(parts)
 

@@ -6,7 +6,7 @@ from byre_jupyter.protocol.messages import AssistantMessage, ToolUseBlock, parse
 from byre_jupyter.ui import TurnView
 from byre_jupyter.ui.blocks import ToolCardView
 from byre_jupyter.ui.format import card_input_text, card_result_text, card_title
-from byre_jupyter.ui.record import static_outputs
+from byre_jupyter.ui.record import block_html, static_outputs
 
 HAND_BACK = (
     "<tools-used-before-summary>Bash, Read</tools-used-before-summary> "
@@ -129,3 +129,12 @@ def test_a_denial_shows_once() -> None:
     assert "not allowed" not in plain, plain
     tool = view.card("toolu_1")
     assert tool is not None and "denied" in card_title(tool) and "error" not in card_title(tool)
+
+
+def test_the_record_shows_a_subagent_report_as_markdown_and_other_results_as_code() -> None:
+    """A subagent answers in Markdown, as the answer does: the saved record renders it (the live
+    view did, so the swap changed it), where a tool's output stays code."""
+    html = block_html(card("Agent", {"description": "List", "prompt": "list"}, HAND_BACK))
+    assert "<li>a.py</li>" in html and "<pre" not in html.split("Asked: list")[1], html
+    tool = block_html(card("Bash", {"command": "ls"}, "Found 3 files:\n- a.py"))
+    assert "<li>" not in tool and "- a.py</pre>" in tool, tool
