@@ -61,10 +61,26 @@ def test_restart_mid_turn_leaves_no_cli_and_the_new_kernel_works(
     assert kernel.run("print(6 * 7)").texts().strip() == "42"
 
 
+def sighup_ignored(pid: int) -> bool:
+    """Whether process ``pid`` ignores SIGHUP (bit 0 of /proc's SigIgn mask)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigIgn:"):
+            return bool(int(line.split()[1], 16) & 1 << (signal.SIGHUP - 1))
+    raise AssertionError(f"no SigIgn line for {pid}")
+
+
+@pytest.mark.parametrize("hup", ["default", "ignored"])
 def test_kernel_sigkill_mid_turn_takes_the_cli_along(
-    kernels: Callable[..., KernelDriver], api: ScriptedAPI
+    kernels: Callable[..., KernelDriver], api: ScriptedAPI, hup: str
 ) -> None:
-    kernel = kernels()
+    """``ignored``: the kernel inherited SIGHUP ignored, as under ``nohup jupyter lab &`` or a
+    CI job started so; the CLI's supervisor must still die of the kernel's death signal."""
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN if hup == "ignored" else signal.SIG_DFL)
+    try:
+        kernel = kernels()  # the kernel (and its CLI's supervisor) inherits this disposition
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+    assert sighup_ignored(kernel.kernel_pid()) == (hup == "ignored")
     cli = start_hanging_turn(kernel, api)
     group = [cli.pid, *(p.pid for p in cli.children(recursive=True))]
     t0 = time.monotonic()
