@@ -271,13 +271,15 @@ LiveTurn.kinds = {
   details() {
     const details = make("details");
     const summary = make("summary");
+    const text = make("div", "byre-thought"); // a thinking card's text (a text piece)
     const before = make("div");
     const kids = make("div", "byre-kids");
     const after = make("div");
-    details.append(summary, before, kids, after);
+    details.append(summary, text, before, kids, after);
     const images = make("div", "byre-images");
     return {
       nodes: [details, images],
+      text,
       kids,
       images,
       update(p) {

@@ -206,7 +206,7 @@ class _Text(_Block):
         self.sent_seq = 0
 
     def pieces(self, block: BlockView, seq: int) -> list[Piece]:
-        assert isinstance(block, TextView)
+        assert isinstance(block, TextView | ThinkingView)
         if block.version == self.version:
             return []
         self.version = block.version
@@ -259,6 +259,23 @@ class _Text(_Block):
         return [*super().snapshot(seq), *self.done]
 
 
+class _Thinking(_Block):
+    """A thinking card whose text streams as the answer's does: the card (its title) is one
+    piece, its text a :class:`_Text` inside it (slot ``text``), so a long thought costs what
+    was written since the last flush, not the whole thought again at each one."""
+
+    def __init__(self, block: BlockView, parent: str, slot: str) -> None:
+        super().__init__(block, parent, slot)
+        self.text = _Text(block, block.id, "text")
+        self.text.id = f"{block.id}/t"
+
+    def pieces(self, block: BlockView, seq: int) -> list[Piece]:
+        return [*super().pieces(block, seq), *self.text.pieces(block, seq)]
+
+    def snapshot(self, seq: int) -> list[Piece]:
+        return [*super().snapshot(seq), *self.text.snapshot(seq)]
+
+
 @functools.singledispatch
 def _content(block: BlockView) -> Piece:
     """The piece's content for ``block``: one function per block type (``.register``)."""
@@ -272,11 +289,8 @@ def _(block: NoticeView) -> Piece:
 
 @_content.register
 def _(block: ThinkingView) -> Piece:
-    return {
-        "kind": "details",
-        "title": "Thinking" if block.frozen else "Thinking…",
-        "html": f'<div style="opacity:0.7">{render_markdown(block.text)}</div>',
-    }
+    # The text goes in the card's ``text`` slot, dimmed as in the record (_Thinking).
+    return {"kind": "details", "title": "Thinking" if block.frozen else "Thinking…", "html": ""}
 
 
 @_content.register
@@ -585,7 +599,11 @@ class LiveView:
 
     @staticmethod
     def _tracker(block: BlockView, parent: str, slot: str) -> _Block:
-        return (_Text if isinstance(block, TextView) else _Block)(block, parent, slot)
+        if isinstance(block, TextView):
+            return _Text(block, parent, slot)
+        if isinstance(block, ThinkingView):
+            return _Thinking(block, parent, slot)
+        return _Block(block, parent, slot)
 
     def _send(self, pieces: list[Piece]) -> None:
         self._seq += 1

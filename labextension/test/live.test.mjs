@@ -179,6 +179,23 @@ test("cards keep their open state when their content changes; images stay in the
   assert.equal(el.querySelectorAll("img").length, 1);
 });
 
+test("a thinking card's text streams inside the card, dimmed, as a text does", () => {
+  const { model, el } = mount();
+  const card = { id: "t1", parent: "", slot: "body", kind: "details", title: "Thinking…", html: "" };
+  const thought = { ...text("t1/t", "<p>Fir</p>"), parent: "t1", slot: "text" };
+  model.set("changes", { seq: 1, pieces: [card, thought] });
+  model.set("changes", { seq: 2, pieces: [
+    { id: "t1/t", keep: 6, add: "st step</p>", size: 17, base: 1 },
+  ] });
+  const dimmed = el.querySelector("details .byre-thought");
+  assert.ok(dimmed, "the thought's box in the card");
+  assert.equal(dimmed.textContent, "First step");
+  model.set("changes", { seq: 3, pieces: [{ ...card, title: "Thinking" }] });
+  assert.equal(el.querySelector("details .byre-thought").textContent, "First step");
+  assert.equal(el.querySelector("summary").textContent, "Thinking");
+  assert.equal(model.sent.length, 0);
+});
+
 test("the controls send the user's choice, and only that", () => {
   const { model, el } = mount();
   el.querySelector(".byre-stop").dispatchEvent(new document.defaultView.Event("click"));

@@ -397,3 +397,33 @@ def test_the_growing_blocks_changes_count_as_javascript_does() -> None:
     text_id = h.view.blocks[0].id
     assert any("keep" in p for p in h.screen.sent)  # sent as changes, not whole
     assert h.screen.text(text_id) == render_markdown(text, growing=True)
+
+
+def _stream_thought(steps: int) -> tuple[Harness, str, int]:
+    """A thought of ``steps`` short paragraphs streamed in 4-character deltas: the harness,
+    the thought and the bytes of every piece sent."""
+    h = Harness()
+    b = fx.Builder()
+    h.live.update(h.view.apply(parse_message(b.message_start("m"))))
+    start = b.block_start("m", 0, {"type": "thinking", "thinking": ""})
+    h.live.update(h.view.apply(parse_message(start)))
+    thought = "".join(f"Step {i}: the frame has **{i} rows** to check.\n\n" for i in range(steps))
+    for i in range(0, len(thought), 4):
+        h.live.update(h.view.apply(parse_message(b.thinking_delta("m", 0, thought[i : i + 4]))))
+        h.loop.advance(0.004)
+    h.loop.advance(0.1)
+    return h, thought, sum(len(json.dumps(p)) for p in h.screen.sent)
+
+
+def test_a_long_thought_streams_as_text_does_not_resent_whole() -> None:
+    """Thinking streams like the answer: its card once (the title), its text as finished
+    blocks plus the growing one, so the bytes grow with the thought, not with its square (sent
+    whole at each flush, 600 paragraphs cost 184x their HTML; now 3.0x at any length)."""
+    h, thought, sent = _stream_thought(300)
+    block_id = h.view.blocks[0].id
+    shown = h.screen.text(f"{block_id}/t")
+    assert shown == render_markdown(thought, growing=True), shown[-200:]
+    assert h.screen.pieces[block_id]["title"] == "Thinking…"
+    assert sent < 4 * len(render_markdown(thought)), (sent, len(render_markdown(thought)))
+    _, _, twice = _stream_thought(600)
+    assert twice < 2.2 * sent, (sent, twice)  # linear in the thought
