@@ -228,7 +228,14 @@ class _Text(_Block):
             self.done_text += part
             out.append(piece)
         growing = not block.frozen
-        html = final_clean(_rendered(tail, growing=growing)) if tail.strip() else ""
+        # The block being written is sanitized once, by render_markdown's nh3 pass: the
+        # record's fence (final_clean) changes nothing in it (tests/unit/ui/test_live.py holds
+        # it to that over every prefix of the hostile corpus), and cleaning it again whole at
+        # every flush was most of the kernel's work on a long code block. It passes the
+        # record's fence when it is finished, as a piece of its own or at the turn's end.
+        html = ""
+        if tail.strip():
+            html = _rendered(tail, growing=True) if growing else final_clean(_rendered(tail))
         head: Piece = {
             "id": self.id,
             "parent": self.parent,

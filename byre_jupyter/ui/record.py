@@ -102,6 +102,7 @@ _TAGS = {
 _ATTRS = {
     "*": {"style", "class"},
     "a": {"href", "title"},
+    "span": {"title"},  # a hidden character's name (ui/reveal.py), shown on hover
     "td": {"align"},
     "th": {"align"},
     "ol": {"start"},
