@@ -21,7 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from byre_jupyter.scripted import cli_env  # the CLI env for the scripted API
+from byre_jupyter.scripted import (
+    Reply,
+    ScriptedAPI,
+    ScriptedRequest,
+    Text,
+    cli_env,  # the CLI env for the scripted API
+)
 
 __all__ = [
     "OUT",
@@ -39,6 +45,7 @@ __all__ = [
     "real_cli",
     "rss_bytes",
     "run_worker",
+    "stamper",
     "summary",
     "update_results",
 ]
@@ -364,3 +371,18 @@ def update_results(section: Section, path: Path | None = None) -> None:
     while lines and not lines[-1].strip():
         lines.pop()
     path.write_text("\n".join([*lines, "", *text]).rstrip() + "\n")
+
+
+def stamper(api: ScriptedAPI) -> dict[str, float]:
+    """Make ``api`` answer "ok" to everything and stamp when each ``PROMPT_...`` word first
+    reached it (``time.perf_counter`` in this process): the latency benches' clock."""
+    arrived: dict[str, float] = {}
+
+    def stamp(req: ScriptedRequest) -> Reply:
+        for word in req.last_user_text.split():
+            if word.startswith("PROMPT_"):
+                arrived.setdefault(word, time.perf_counter())
+        return Reply(Text("ok"))
+
+    api.default = stamp
+    return arrived

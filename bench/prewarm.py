@@ -27,9 +27,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from byre_jupyter.scripted import Reply, ScriptedAPI, ScriptedRequest, Text
+from byre_jupyter.scripted import ScriptedAPI
 
-from .common import cli_env, real_cli
+from .common import cli_env, real_cli, stamper
 from .kernel import BenchKernel
 
 LOAD = "%load_ext byre_jupyter\n%config Claude.permission_mode = 'bypassPermissions'"
@@ -41,15 +41,7 @@ READY = (
 
 
 def one_kernel(api: ScriptedAPI, cli: str, prewarm: bool, cells: int = 3) -> list[float]:
-    arrived: dict[str, float] = {}
-
-    def stamp(req: ScriptedRequest) -> Reply:
-        for word in req.last_user_text.split():
-            if word.startswith("PROMPT_"):
-                arrived.setdefault(word, time.perf_counter())
-        return Reply(Text("ok"))
-
-    api.default = stamp
+    arrived = stamper(api)
     with tempfile.TemporaryDirectory() as tmp:
         env = {**cli_env(api.url, Path(tmp) / "home"), "BYRE_CLAUDE_PATH": cli}
         env["BYRE_STATE_DIR"] = str(Path(tmp) / "state")

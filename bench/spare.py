@@ -35,9 +35,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from byre_jupyter.scripted import Reply, ScriptedAPI, ScriptedRequest, Text
+from byre_jupyter.scripted import ScriptedAPI
 
-from .common import Section, cli_env, method_of, real_cli
+from .common import Section, cli_env, method_of, real_cli, stamper
 from .kernel import BenchKernel, CellStats
 
 LOAD = "%load_ext byre_jupyter\n%config Claude.permission_mode = 'bypassPermissions'"
@@ -70,19 +70,6 @@ def kernel_for(api: ScriptedAPI, cli: str, speculate: bool) -> Iterator[CellKern
         with CellKernel(env, cwd=tmp) as kernel:
             kernel.run(f"get_ipython().config.Claude.speculate = {speculate}")
             yield kernel
-
-
-def stamper(api: ScriptedAPI) -> dict[str, float]:
-    arrived: dict[str, float] = {}
-
-    def stamp(req: ScriptedRequest) -> Reply:
-        for word in req.last_user_text.split():
-            if word.startswith("PROMPT_"):
-                arrived.setdefault(word, time.perf_counter())
-        return Reply(Text("ok"))
-
-    api.default = stamp
-    return arrived
 
 
 def settle(kernel: CellKernel, speculate: bool, limit: float = 20.0) -> dict[str, Any]:

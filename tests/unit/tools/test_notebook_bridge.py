@@ -48,6 +48,21 @@ def connected(path: str = "work/a.ipynb") -> tuple[Bridge, FakeComm]:
     return bridge, comm
 
 
+def failing(error: str = "no model") -> tuple[Bridge, FakeComm]:
+    """A connected bridge whose frontend answers every request with ``error`` (on the next
+    turn of the loop, as a real reply arrives)."""
+    bridge, comm = connected("p")
+    send = comm.send
+
+    def fail(data: dict[str, Any]) -> None:
+        send(data)
+        answer = {"type": "reply", "id": data["id"], "ok": False, "error": error}
+        asyncio.get_running_loop().call_soon(comm.deliver, answer)
+
+    comm.send = fail  # type: ignore[method-assign]
+    return bridge, comm
+
+
 async def next_request(comm: FakeComm) -> dict[str, Any]:
     for _ in range(1000):  # the request is sent before the first await that waits
         if comm.sent:

@@ -30,7 +30,7 @@ from byre_jupyter.tools.notebook_edit import (
     plan_edits,
 )
 
-from .test_notebook_bridge import FakeComm
+from .test_notebook_bridge import FakeComm, failing
 from .test_notebook_tool import code, notebook_file
 
 SECRET = "sk-ant-api03-" + "y" * 60
@@ -370,17 +370,7 @@ async def test_a_bridge_that_does_not_answer_the_read_applies_nothing_and_says_w
     shell: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = notebook_file(tmp_path, CELLS)
-    bridge, comm = Bridge(), FakeComm()
-    hello = {"type": "hello", "protocol": PROTOCOL, "version": "0", "frontend": "lab", "path": "p"}
-    bridge.opened(comm, {"content": {"data": hello}})
-    send = comm.send
-
-    def fail(data: dict[str, Any]) -> None:
-        send(data)
-        answer = {"type": "reply", "id": data["id"], "ok": False, "error": "no model"}
-        asyncio.get_running_loop().call_soon(comm.deliver, answer)
-
-    comm.send = fail  # type: ignore[method-assign]
+    bridge, comm = failing()
     monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: bridge)
     result = await call(edit_tool(shell, approve=lambda r: True, path=path), INSERT)
     text = text_of(result)

@@ -19,7 +19,7 @@ from byre_jupyter.tools.bounded import ToolLimits
 from byre_jupyter.tools.notebook import Cell, NotebookRead, read_notebook, render_notebook, select
 from byre_jupyter.tools.notebook_bridge import PROTOCOL, Bridge
 
-from .test_notebook_bridge import FakeComm
+from .test_notebook_bridge import FakeComm, failing
 
 PNG = PNG_MAGIC + b"\x00" * 16
 SECRET = "sk-ant-api03-" + "x" * 60
@@ -96,17 +96,7 @@ async def test_without_the_bridge_the_saved_file_is_read_and_marked(tmp_path: Pa
 
 async def test_a_bridge_that_fails_falls_back_to_the_file_and_says_so(tmp_path: Path) -> None:
     path = notebook_file(tmp_path, [code("a", "saved source")])
-    bridge, comm = Bridge(), FakeComm()
-    hello = {"type": "hello", "protocol": PROTOCOL, "version": "0", "frontend": "lab", "path": "p"}
-    bridge.opened(comm, {"content": {"data": hello}})
-    send = comm.send
-
-    def fail(data: dict[str, Any]) -> None:
-        send(data)
-        answer = {"type": "reply", "id": data["id"], "ok": False, "error": "no model"}
-        asyncio.get_running_loop().call_soon(comm.deliver, answer)
-
-    comm.send = fail  # type: ignore[method-assign]
+    bridge, _ = failing()
     text = render(await read_notebook(bridge, path, images=False))
     assert "saved source" in text and "no model" in text and "may lag" in text
 
