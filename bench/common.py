@@ -44,6 +44,7 @@ __all__ = [
     "plan_env",
     "real_cli",
     "rss_bytes",
+    "run_alone",
     "run_worker",
     "stamper",
     "summary",
@@ -386,3 +387,17 @@ def stamper(api: ScriptedAPI) -> dict[str, float]:
 
     api.default = stamp
     return arrived
+
+
+def run_alone(make: Callable[[], Section]) -> None:
+    """One benchmark on its own (``python -m bench.NAME``): run it, print its tables and
+    goals, and put its section into bench/RESULTS.md."""
+    t0 = time.perf_counter()
+    section = make()
+    section.seconds = time.perf_counter() - t0
+    for table in section.tables:
+        print(table.markdown(), "\n")
+    for check in section.checks:
+        print(f"[{'met' if check.met else 'MISSED'}] {check.goal}: {check.figure}")
+    update_results(section)
+    print("wrote bench/RESULTS.md")

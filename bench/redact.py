@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 from byre_jupyter.redact import redact_text
 
-from .common import Check, Section, update_results
+from .common import Check, Section, run_alone
 
 __all__ = ["ADVERSARIAL", "measure"]
 
@@ -124,15 +124,7 @@ def measure(mib: float = 1.0, reps: int = 3) -> Section:
 
 
 def main(mib: float = 1.0) -> None:
-    t0 = time.perf_counter()
-    section = measure(mib)
-    section.seconds = time.perf_counter() - t0
-    for table in section.tables:
-        print(table.markdown(), "\n")
-    for check in section.checks:
-        print(f"[{'met' if check.met else 'MISSED'}] {check.goal}: {check.figure}")
-    update_results(section)
-    print("wrote bench/RESULTS.md")
+    run_alone(lambda: measure(mib))
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from .common import Section, fmt, method_of, run_worker, summary, update_results
+from .common import Section, fmt, method_of, run_alone, run_worker, summary
 from .gen import _WORDS, SESSION, _Writer
 
 __all__ = ["DELTA_RATE", "SHAPES", "main", "measure", "replay", "shape_lines"]
@@ -315,15 +315,7 @@ def measure(scale: float = 1.0, reps: int = 1, shapes: tuple[str, ...] = SHAPES)
 
 
 def main(scale: float = 1.0) -> None:
-    t0 = time.perf_counter()
-    section = measure(scale)
-    section.seconds = time.perf_counter() - t0
-    for table in section.tables:
-        print(table.markdown(), "\n")
-    for check in section.checks:
-        print(f"[{'met' if check.met else 'MISSED'}] {check.goal}: {check.figure}")
-    update_results(section)
-    print("wrote bench/RESULTS.md")
+    run_alone(lambda: measure(scale))
 
 
 if __name__ == "__main__":
