@@ -16,6 +16,8 @@ interleaved per repetition so load changes hit every consumer alike:
   turn's message list; stream events are dropped once the iterator passed them).
 * **byre Session, gc off**: the same with the cyclic GC disabled during the turn (diagnostic:
   what the collector still costs).
+* **byre Session, stdlib json**: the same decoding with the standard library's ``json.loads``
+  even where orjson is installed (diagnostic: what the ``fast`` extra gives).
 * **claude-agent-sdk**: ``ClaudeSDKClient(ClaudeAgentOptions(cli_path=fake,
   include_partial_messages=True))``, ``query()`` then ``receive_response()`` with a no-op body
   (anyio transport, its framer, control router, memory stream and message parser).
@@ -159,9 +161,15 @@ async def ours_transport(path: Path, probe: Probe) -> None:
         await transport.close(grace=5)
 
 
-async def ours_session(path: Path, probe: Probe, gc_off: bool = False) -> None:
+async def ours_session(
+    path: Path, probe: Probe, gc_off: bool = False, stdlib_json: bool = False
+) -> None:
     """A real Session on the fake CLI; no-op consumer of turn.events()."""
     from byre_jupyter import Session
+    from byre_jupyter.protocol import jsonio
+
+    if stdlib_json:  # this interpreter runs this one case: nothing else sees the swap
+        jsonio.BACKEND, jsonio.loads = jsonio.choose(use_orjson=False)
 
     session = Session(cli_path=fake_cli(), env=plan_env((path, 0)), cwd=str(path.parent))
     try:
@@ -207,12 +215,16 @@ CONSUMERS: dict[str, Callable[[Path, Probe], None]] = {
     "byre transport + json.loads": lambda p, pr: asyncio.run(ours_transport(p, pr)),
     "byre Session + turn.events()": lambda p, pr: asyncio.run(ours_session(p, pr)),
     "byre Session, gc off (diag.)": lambda p, pr: asyncio.run(ours_session(p, pr, True)),
+    "byre Session, stdlib json (diag.)": lambda p, pr: asyncio.run(
+        ours_session(p, pr, stdlib_json=True)
+    ),
     "claude-agent-sdk ClaudeSDKClient": lambda p, pr: asyncio.run(sdk(p, pr)),
 }
-FLOOR, OURS, NO_GC, SDK = (
+FLOOR, OURS, NO_GC, STDLIB, SDK = (
     "floor: Popen + json.loads",
     "byre Session + turn.events()",
     "byre Session, gc off (diag.)",
+    "byre Session, stdlib json (diag.)",
     "claude-agent-sdk ClaudeSDKClient",
 )
 
@@ -233,6 +245,25 @@ def import_seconds(module: str) -> float:
         return time.perf_counter() - t0
 
     return max(0.0, run(f"import {module}") - run("pass"))
+
+
+def _json_note(stdlib_cpu: float, ours_cpu: float, sdk_cpu: float) -> str:
+    """What the ``fast`` extra (orjson) gives byre's Session, from the stdlib-json row."""
+    from byre_jupyter.protocol import jsonio
+
+    if jsonio.BACKEND != "orjson":
+        return (
+            "orjson (the `fast` extra) is not installed here: byre's Session decoded with the "
+            "standard library's `json.loads`, as the stdlib-json row does."
+        )
+    return (
+        "byre decodes with orjson (the `fast` extra, `protocol.jsonio`) when it is installed, "
+        "as here; the floor is defined by the standard library's `json.loads`. With "
+        f"`json.loads` instead (stdlib-json row) the turn takes {fmt(stdlib_cpu)} s of CPU "
+        f"against {fmt(ours_cpu)} s: orjson saves {fmt((1 - ours_cpu / stdlib_cpu) * 100)}% of "
+        f"it, and without it byre is {fmt(sdk_cpu / stdlib_cpu)}x the SDK by CPU time "
+        f"({fmt(sdk_cpu / ours_cpu)}x with it)."
+    )
 
 
 def measure(n_lines: int = 200_000, reps: int = 3, imports: bool = True) -> Section:
@@ -305,9 +336,9 @@ def measure(n_lines: int = 200_000, reps: int = 3, imports: bool = True) -> Sect
         f"tool results included). The cyclic GC takes {fmt(gc_share * 100)}% of the turn's wall "
         f"time (GC column; 0.1: 29.7%); with the GC off (diagnostic row) byre is "
         f"{fmt(sdk_c / nogc_c)}x the SDK and {fmt(nogc_c / floor_cpu['median'])}x the floor by "
-        "CPU time. byre decodes with orjson when installed (`protocol.jsonio`); the floor is "
-        "defined by the standard library's `json.loads`."
+        "CPU time."
     )
+    section.notes.append(_json_note(stat(STDLIB, "cpu")["median"], ours_c, sdk_c))
     if imports:
         t = section.table(
             "cold import in a fresh interpreter (not in the figures above; one run each)",

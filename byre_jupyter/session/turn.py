@@ -135,7 +135,8 @@ class Turn:
         #: This turn's own cost, set by the session from the CLI's running total
         #: (``.accounting``).
         self.cost_usd: float | None = None
-        self._waiter: asyncio.Future[None] | None = None
+        # One future per iterator waiting for more (see _follow), woken by add and finish.
+        self._waiters: list[asyncio.Future[None]] = []
         self._result: asyncio.Future[TurnResult] = asyncio.get_running_loop().create_future()
 
     # -- consumer side --------------------------------------------------------------------
@@ -180,9 +181,14 @@ class Turn:
                 if self._result.done():
                     return
                 self._trim()
-                if self._waiter is None or self._waiter.done():
-                    self._waiter = asyncio.get_running_loop().create_future()
-                await asyncio.shield(self._waiter)
+                # Its own future, awaited directly: cancelling this iterator cancels only it.
+                # (One future shared by every iterator had to be awaited through
+                # asyncio.shield, whose relay took a second pass of the event loop to wake the
+                # reader: the session read the next chunk first and held twice the stream
+                # events, which then outlived the GC's young generation, bench/RESULTS.md 1.)
+                waiter = asyncio.get_running_loop().create_future()
+                self._waiters.append(waiter)
+                await waiter
         finally:
             self._cursors.discard(cursor.ref)
             self._trim()
@@ -220,9 +226,8 @@ class Turn:
             self._base += len(self._log) + 1
             if self._log:
                 self._log = []
-        waiter = self._waiter  # _wake, inlined: this runs for every line of the stream
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+        if self._waiters:  # checked here, not in _wake: this runs for every line of the stream
+            self._wake()
 
     def finish(self, result: ResultMessage | None, error: ByreError | None = None) -> None:
         """End the turn with the CLI's result, or without one (never sent, failed); once."""
@@ -232,8 +237,10 @@ class Turn:
         self._wake()
 
     def _wake(self) -> None:
-        if self._waiter is not None and not self._waiter.done():
-            self._waiter.set_result(None)
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():  # a cancelled iterator's
+                waiter.set_result(None)
 
     def _summarise(self, result: ResultMessage | None, error: ByreError | None) -> TurnResult:
         texts: list[str] = []

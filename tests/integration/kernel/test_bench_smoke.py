@@ -32,6 +32,7 @@ from bench.common import (  # noqa: E402
     real_cli,
     render_markdown,
 )
+from bench.throughput import CONSUMERS  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +64,7 @@ def test_benchmark_runs_and_fills_its_tables(sections: dict[str, Section], name:
 def test_throughput_every_consumer_saw_every_line(sections: dict[str, Section]) -> None:
     table = sections["throughput"].tables[0]
     events = {row[0]: row[1] for row in table.rows}
-    assert len(events) == 5 and len(set(events.values())) == 1, events
+    assert list(events) == list(CONSUMERS) and len(set(events.values())) == 1, events
     assert {c.goal for c in sections["throughput"].checks} >= {
         "byre >= 3x claude-agent-sdk (events/s)",
         "byre within 2x of the floor",

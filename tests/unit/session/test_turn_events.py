@@ -167,6 +167,48 @@ async def test_breaking_out_of_an_iterator_releases_what_it_held() -> None:
     assert stream_events_held(turn) == 0
 
 
+async def test_a_waiting_iterator_takes_a_new_message_in_one_pass_of_the_event_loop() -> None:
+    # The session reads its next chunk one pass of the loop after a batch: a reader woken any
+    # later lets the stream events of two chunks pile up (bench/RESULTS.md 1: they then outlive
+    # the GC's young generation). One sleep(0) is the pass itself here, not a wait for timing.
+    turn = Turn(Host(), "hi")
+    seen: list[Message] = []
+
+    async def read() -> None:
+        async for m in turn.events():
+            seen.append(m)
+
+    reader = asyncio.ensure_future(read())
+    await asyncio.sleep(0)  # the reader starts and waits
+    for i in range(3):
+        turn.add(delta(i))
+        await asyncio.sleep(0)
+        assert names(seen) == [f"d{j}" for j in range(i + 1)]
+    turn.add(res := result())
+    turn.finish(res)
+    await asyncio.wait_for(reader, 5)
+
+
+async def test_cancelling_one_waiting_iterator_leaves_the_others_reading() -> None:
+    turn = Turn(Host(), "hi")
+    seen: list[Message] = []
+
+    async def read() -> None:
+        async for m in turn.events():
+            seen.append(m)
+
+    cancelled, reader = asyncio.ensure_future(read()), asyncio.ensure_future(read())
+    await asyncio.sleep(0)  # both wait
+    cancelled.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await cancelled
+    turn.add(delta(0))
+    turn.add(res := result())
+    turn.finish(res)
+    await asyncio.wait_for(reader, 5)
+    assert names(seen) == ["d0", "result"]
+
+
 @pytest.fixture
 async def session() -> AsyncIterator[tuple[Session, FakeCLI]]:
     fake = FakeCLI([[*(text_delta(f"w{i} ") for i in range(200)), assistant("whole")]] * 2)

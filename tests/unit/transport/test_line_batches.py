@@ -50,3 +50,13 @@ async def test_without_settle_reads_follow_one_pass_of_the_event_loop(log: list[
     batches = await collect(reader([b"1\n", b"2\n", b""], log), 0.0)
     assert batches == [[b"1"], [b"2"]]
     assert log == ["read", "sleep 0", "read", "sleep 0", "read"]
+
+
+async def test_a_chunk_of_many_lines_is_handed_over_a_few_dozen_at_a_time(log: list[str]) -> None:
+    # So the consumers drop each batch's lines before the GC's young generation fills (see
+    # MAX_BATCH_LINES): a pass of the event loop between batches, as between reads.
+    lines = [b"%d" % i for i in range(120)]
+    batches = await collect(reader([b"\n".join(lines) + b"\n", b""], log), 0.0)
+    assert [line for batch in batches for line in batch] == lines
+    assert [len(batch) for batch in batches] == [50, 50, 20]
+    assert log == ["read", "sleep 0", "sleep 0", "sleep 0", "read"]
