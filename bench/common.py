@@ -350,28 +350,43 @@ def render_markdown(
 
 
 def update_results(section: Section, path: Path | None = None) -> None:
-    """Put this section and its goal rows into ``path`` (bench/RESULTS.md); the rest stays as
-    it is."""
+    """Put this section and its goal rows into ``path`` (bench/RESULTS.md) where the old ones
+    stood (a new section at the end, its goal rows at the end of the goals table); the rest
+    stays as it is."""
     body = render_markdown([section], "full", {}, section.seconds).splitlines()
     mine = f"| {section.title} |"
     goals = [line for line in body if line.startswith(mine)]
     text = body[body.index(f"## {section.title}") :]
     path = path or REPO / "bench" / "RESULTS.md"
-    lines = [line for line in path.read_text().splitlines() if not line.startswith(mine)]
-    if f"## {section.title}" in lines:  # the section's old figures, up to the next section
-        start = lines.index(f"## {section.title}")
-        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), None)
-        lines[start:end] = []
-    if "## Goals" in lines:  # the goal rows go at the end of the goals table
+    lines = path.read_text().splitlines()
+    old_goals = [i for i, line in enumerate(lines) if line.startswith(mine)]
+    if old_goals:
+        lines[old_goals[0] : old_goals[-1] + 1] = [
+            *goals,
+            *(
+                line
+                for line in lines[old_goals[0] : old_goals[-1] + 1]
+                if not line.startswith(mine)
+            ),
+        ]
+    elif "## Goals" in lines:  # the goal rows go at the end of the goals table
         row = lines.index("## Goals") + 1
         while row < len(lines) and not lines[row].startswith("|"):
             row += 1
         while row < len(lines) and lines[row].startswith("|"):
             row += 1
         lines[row:row] = goals
-    while lines and not lines[-1].strip():
-        lines.pop()
-    path.write_text("\n".join([*lines, "", *text]).rstrip() + "\n")
+    if f"## {section.title}" in lines:  # the section's old figures, up to the next section
+        start = lines.index(f"## {section.title}")
+        end = next(
+            (i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines)
+        )
+        lines[start:end] = [*text, ""] if end < len(lines) else text
+    else:
+        while lines and not lines[-1].strip():
+            lines.pop()
+        lines += ["", *text]
+    path.write_text("\n".join(lines).rstrip() + "\n")
 
 
 def stamper(api: ScriptedAPI) -> dict[str, float]:
