@@ -145,7 +145,9 @@ class Claude(Configurable):
         True,
         help="Keep up to two spare CLI processes started, idle, when a turn ends: one forked "
         "where re-running the newest %%claude cell branches, one fresh for a new conversation "
-        "(--new, -s NEW, %claude new), so those need not wait for a CLI to start. A spare never "
+        "(--new, -s NEW, %claude new), so those need not wait for a CLI to start. When you "
+        "start editing an earlier %%claude cell (JupyterLab / Notebook 7, through the "
+        "frontend bridge), the fork is made where its re-run branches instead. A spare never "
         "sends a request to the API and is closed when it cannot be used. Off with "
         "Claude.transcripts set.",
     ).tag(config=True)  # fmt: skip

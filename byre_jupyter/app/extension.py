@@ -29,12 +29,13 @@ from ..session import Session, TurnResult
 from ..session.index import NOTEBOOK_ENV, ResumeIndex, resume_keys
 from ..tools import PythonRunner
 from ..tools.catalog import known_secrets_of
+from ..tools.notebook_edit import valid_cell_id
 from ..ui import TurnView
 from . import portable
 from .approvals import Approvals
 from .config import LAUNCH_TRAITS, Claude, launch_settings
 from .context import guard_hook, notebook_path, system_prompt
-from .conversation import Conversations
+from .conversation import Conversations, ConversationTree
 from .credentials import credentials_hook
 from .spare import Spares, Want, launch_key
 from .surfaces import Surface, SurfaceControls, current_cell_id, frontend_kind, make_surface
@@ -115,24 +116,56 @@ class ClaudeExtension:
         wants (:mod:`.spare`), a fork where re-running the newest cell branches and a fresh
         conversation, or none with ``Claude.speculate`` off (or transcripts on: a spare's file
         would be named for a session that may never be)."""
-        cfg = self.config
         session, tree = self.conversations.peek(name), self.conversations.tree(name)
-        if not cfg.speculate or cfg.transcripts or session is None or tree is None:
+        if not self._speculating() or session is None or tree is None:
             self.spares.clear()
             return
-        wants: list[tuple[Want, Callable[[], Session]]] = []
         current = tree.current
-        if current is not None and current.cell is not None:
-            placement = tree.place(current.cell, self.rerun_mode())
-            if placement.fork:
-                conversation, at = tree.fork_point(placement.parent)
-                forked = self._branch_settings(name, session)
-                make = functools.partial(self._start_at, name, conversation, at, forked)
-                wants.append((Want(conversation, at, launch_key(forked)), make))
+        fork = self._fork_want(name, session, tree, current.cell) if current else None
+        self.spares.offer([*([fork] if fork else []), self._fresh_want(name)])
+
+    def editing(self, cell: str) -> None:
+        """The user began editing ``cell`` (the bridge's ``editing`` event, on the loop): keep
+        the spares ``[a fork where re-running that cell branches, a fresh conversation]``.
+        With at most two spares, the fork for the newest cell is dropped meanwhile; the next
+        turn's end offers the usual pair again. Nothing happens, and the spares kept stay,
+        when ``cell`` is no nbformat id (the frontend's text) or no conversation holds a
+        turn of it, its re-run would not fork (the first
+        cell of a conversation starts afresh: the fresh spare is there), speculation is off,
+        or a turn runs (a spare started now would take that turn's CPU)."""
+        if not valid_cell_id(cell) or not self._speculating() or not self.spares.idle():
+            return
+        for entry in self.conversations:
+            if entry.tree.newest(cell) is not None:
+                fork = self._fork_want(entry.name, entry.session, entry.tree, cell)
+                if fork is not None and fork[0].conversation is not None:
+                    self.spares.offer([fork, self._fresh_want(entry.name)])
+                return
+
+    def _speculating(self) -> bool:
+        return bool(self.config.speculate and not self.config.transcripts)
+
+    def _fork_want(
+        self, name: str, session: Session, tree: ConversationTree, cell: str | None
+    ) -> tuple[Want, Callable[[], Session]] | None:
+        """What re-running ``cell`` in ``name`` launches (as :meth:`Conversations.begin` and
+        :meth:`branch` will) when it moves the session: a fork, or a fresh conversation for
+        its first cell (launched with the session's model and mode); else None."""
+        if cell is None:
+            return None
+        placement = tree.place(cell, self.rerun_mode())
+        if not placement.fork:
+            return None
+        conversation, at = tree.fork_point(placement.parent)
+        forked = self._branch_settings(name, session)
+        make = functools.partial(self._start_at, name, conversation, at, forked)
+        return Want(conversation, at, launch_key(forked)), make
+
+    def _fresh_want(self, name: str) -> tuple[Want, Callable[[], Session]]:
         fresh = self._settings(name)
-        make = functools.partial(self._start_at, name, None, None, fresh)
-        wants.append((Want(None, None, launch_key(fresh)), make))
-        self.spares.offer(wants)
+        return Want(None, None, launch_key(fresh)), functools.partial(
+            self._start_at, name, None, None, fresh
+        )
 
     @staticmethod
     def _start_at(

@@ -6,7 +6,9 @@ takes about a second to start on a 2-core machine (bench/spare.py). So when a tu
 extension keeps (``Claude.speculate``) at most two processes started and idle:
 
 * one forked where re-running the newest ``%%claude`` cell would branch (the state before that
-  cell's turn: :meth:`~.conversation.ConversationTree.place`), which the re-run adopts;
+  cell's turn: :meth:`~.conversation.ConversationTree.place`), which the re-run adopts; while
+  the user edits an earlier cell (the frontend bridge's ``editing`` event, docs/bridge.md),
+  the fork where that cell's re-run branches takes its place, until the next turn's end;
 * one fresh, which the next new conversation adopts (``--new``, ``-s NEW``, ``%claude new``;
   re-running a conversation's first cell starts afresh too).
 

@@ -48,7 +48,7 @@ def load_ipython_extension(shell: InteractiveShell) -> None:
     configurables: list[Any] = shell.configurables  # %config looks up Claude here
     if _EXTENSION.config not in configurables:
         configurables.append(_EXTENSION.config)
-    install_bridge(shell)
+    install_bridge(shell, _EXTENSION.editing)
     if _EXTENSION.config.prewarm:
         _EXTENSION.prewarm()
 

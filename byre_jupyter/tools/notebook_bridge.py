@@ -8,6 +8,11 @@ path); the kernel then sends requests that carry an id, and each gets one reply 
 A tool awaits a reply inside a running ``%%claude`` cell: ipykernel 7.4 handles comm messages
 while an async cell awaits (docs/kernel.md, section 3), on the main thread or on a subshell
 thread, so a reply only ever settles its future through the loop that waits for it.
+
+The frontend also sends events, which need no reply: ``editing`` (the user began changing a
+``%%claude`` cell that ran) goes to the callback :func:`install_bridge` was given, on the loop
+that installed it (the kernel's), so the extension can start the spare CLI that cell's re-run
+will adopt (app/spare.py).
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import asyncio
 import itertools
 import logging
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,6 +83,8 @@ class Bridge:
         self.refused: str | None = None
         self._pending: dict[str, asyncio.Future[Mapping[str, Any]]] = {}
         self._ids = itertools.count(1)
+        #: Where ``editing`` events go (:meth:`listen`): the loop and the callback.
+        self._editing: tuple[asyncio.AbstractEventLoop, Callable[[str], None]] | None = None
 
     @property
     def connected(self) -> bool:
@@ -105,7 +112,8 @@ class Bridge:
             self._fail_pending("the notebook page closed the bridge")
 
     def received(self, msg: Mapping[str, Any]) -> None:
-        """A message from the frontend: a hello or a reply (anything else is ignored)."""
+        """A message from the frontend: a hello, a reply or an event (anything else is
+        ignored; an event's cell id is the listener's to check)."""
         content = msg.get("content") if isinstance(msg, Mapping) else None
         data = content.get("data") if isinstance(content, Mapping) else None
         if not isinstance(data, Mapping):
@@ -119,6 +127,23 @@ class Bridge:
             if future is not None:
                 # On a subshell thread too (docs/kernel.md, section 3): settle on its own loop.
                 future.get_loop().call_soon_threadsafe(_settle, future, data)
+        elif data.get("type") == "event" and data.get("name") == "editing":
+            cell = data.get("cell")
+            if self._editing is None or self.hello is None:
+                return
+            if isinstance(cell, str):
+                loop, callback = self._editing
+                loop.call_soon_threadsafe(callback, cell)
+
+    def listen(self, on_editing: Callable[[str], None] | None) -> None:
+        """Hand the cell id of each ``editing`` event to ``on_editing``, called on the loop
+        running now (the kernel's: the comm may deliver the event on a subshell thread);
+        None, or no running loop (terminal IPython has no comm either): events are dropped."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        self._editing = (loop, on_editing) if loop is not None and on_editing else None
 
     def _fail_pending(self, why: str) -> None:
         for future in list(self._pending.values()):
@@ -184,8 +209,9 @@ def bridge_of(shell: Any) -> Bridge | None:
     return None if kernel is None else _BRIDGES.get(kernel)
 
 
-def install_bridge(shell: Any) -> Bridge | None:
-    """Register the comm target and open the comm toward a frontend that is already there.
+def install_bridge(shell: Any, on_editing: Callable[[str], None] | None = None) -> Bridge | None:
+    """Register the comm target and open the comm toward a frontend that is already there;
+    ``editing`` events go to ``on_editing`` (:meth:`Bridge.listen`).
 
     Nothing happens without a kernel (terminal IPython); a frontend without the extension
     has no such target and closes the kernel's comm at once, which only means no bridge.
@@ -196,6 +222,7 @@ def install_bridge(shell: Any) -> Bridge | None:
     bridge = _BRIDGES.get(kernel)
     if bridge is None:
         bridge = _BRIDGES[kernel] = Bridge()
+    bridge.listen(on_editing)
     try:
         import comm as comm_package
 

@@ -4,7 +4,8 @@
  * answers the kernel's requests from the notebook model on screen, unsaved edits included;
  * it applies the cell edits the user approved to that model (edit.ts), shows the cells the
  * kernel runs in place (run.ts), offers "Ask Claude" on errors (ask.ts) and "Run again" on
- * stale answers (rerun.ts) while the comm is open (docs/bridge.md).
+ * stale answers (rerun.ts) while the comm is open, and tells the kernel when a `%%claude` cell
+ * that ran is being edited (editing.ts) (docs/bridge.md).
  */
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
@@ -23,6 +24,7 @@ import {
 import { offerAskClaude } from './ask';
 import { CodeCellWidget, applyRunMessage, findIn, parseRunMessage } from './run';
 import { RERUN_CLASS, marksIn, offerRunAgain } from './rerun';
+import { EditWatch } from './editing';
 
 function viewOf(panel: NotebookPanel): NotebookView {
   return {
@@ -115,6 +117,39 @@ function watchMarks(
   };
 }
 
+/** Tells the kernel, through `watch`, of each source change of `panel`'s code cells (those
+ * added later too), and of each cell Lab runs in it. */
+function watchEdits(panel: NotebookPanel, watch: EditWatch): void {
+  const watched = new WeakSet<object>();
+  const follow = (): void => {
+    const cells = panel.content.model?.cells;
+    for (let i = 0; cells && i < cells.length; i++) {
+      const model = cells.get(i);
+      if (model.type !== 'code' || watched.has(model)) {
+        continue;
+      }
+      watched.add(model);
+      model.sharedModel.changed.connect((shared, change) => {
+        if (change.sourceChange) {
+          const ran = (model.toJSON() as { execution_count?: unknown }).execution_count;
+          watch.changed({ id: model.id, source: shared.getSource(), ran: typeof ran === 'number' });
+        }
+      });
+    }
+  };
+  panel.context.ready.then(() => {
+    follow();
+    panel.content.model?.cells.changed.connect(follow);
+  }).catch(() => undefined); // a notebook that failed to load has no cells to watch
+  const scheduled = (_: unknown, args: { notebook: unknown; cell: { model: { id: string } } }) => {
+    if (args.notebook === panel.content) {
+      watch.ran(args.cell.model.id);
+    }
+  };
+  NotebookActions.executionScheduled.connect(scheduled);
+  panel.disposed.connect(() => NotebookActions.executionScheduled.disconnect(scheduled));
+}
+
 /** Serves `panel`'s notebook; returns whether byre_jupyter's comm is open for it now. */
 function serve(panel: NotebookPanel, frontend: string): () => boolean {
   const view = viewOf(panel);
@@ -123,6 +158,16 @@ function serve(panel: NotebookPanel, frontend: string): () => boolean {
   const registered = new WeakSet<Kernel.IKernelConnection>();
   let comm: Kernel.IComm | null = null;
   const marks = watchMarks(panel, () => comm !== null && !comm.isDisposed);
+  watchEdits(
+    panel,
+    new EditWatch(event => {
+      if (comm === null || comm.isDisposed) {
+        return false;
+      }
+      comm.send(event);
+      return true;
+    })
+  );
 
   const attach = (opened: Kernel.IComm): void => {
     if (comm && comm !== opened && !comm.isDisposed) {

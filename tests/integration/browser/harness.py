@@ -413,6 +413,7 @@ _HELPER_JS = r"""
           const d = (m.content && m.content.data) || {};
           B.sent.push({ path, t: performance.now(), msg_id: m.header.msg_id,
                         method: d.method || null, event: (d.content && d.content.event) || null,
+                        type: d.type || null, name: d.name || null,
                         state: d.state ? Object.keys(d.state) : null });
         }
       });
@@ -847,8 +848,8 @@ class LabPage:
         )
 
     def sent_comm_messages(self) -> list[dict[str, Any]]:
-        """comm_msgs the frontend sent (widget updates, clicks): t, msg_id, method, event,
-        state (the keys of an update)."""
+        """comm_msgs the frontend sent (widget updates, clicks, the bridge's events): t, msg_id,
+        method, event, state (the keys of an update), type and name (a bridge event's)."""
         return list(self._js("return B.sent.filter(m => m.path === path);"))
 
     def iopub_counts(self, cell: int | None = None) -> Counter[str]:

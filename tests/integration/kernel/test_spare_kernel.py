@@ -16,6 +16,7 @@ from support.kernel import LOAD, KernelDriver
 from support.kernel import kernel_env as make_kernel_env
 
 from byre_jupyter.scripted import Reply, ScriptedAPI, ScriptedRequest, Text
+from byre_jupyter.tools.notebook_bridge import PROTOCOL, TARGET
 
 pytestmark = [pytest.mark.kernel, pytest.mark.cli]
 
@@ -24,7 +25,7 @@ import json, byre_jupyter.magics as m
 _e = m._EXTENSION
 print(json.dumps({
     "spares": [
-        {"fresh": want.conversation is None, "pid": s.pid, "id": s.session_id,
+        {"fresh": want.conversation is None, "at": want.at, "pid": s.pid, "id": s.session_id,
          "ready": bool(s.running and s.server_info)}
         for want, s in _e.spares.kept()
     ],
@@ -115,6 +116,53 @@ def test_rerun_and_new_session_adopt_spares_that_never_reach_the_api(
     assert session_files(tmp_path / "home") == set(idle["conversations"])
     listed = kernel.run("%claude sessions").texts()
     assert "other" in listed and not any(s["id"] in listed for s in idle["spares"])
+
+
+def open_bridge(kernel: KernelDriver) -> str:
+    """Open the ``byre.bridge`` comm as the labextension does (its hello rides along)."""
+    comm_id = "bridge-editing-test"
+    hello = {"type": "hello", "protocol": PROTOCOL, "version": "0.1.0", "frontend": "lab",
+             "path": "work/analysis.ipynb"}  # fmt: skip
+    send_shell(kernel, "comm_open", {"comm_id": comm_id, "target_name": TARGET, "data": hello})
+    return comm_id
+
+
+def send_shell(kernel: KernelDriver, msg_type: str, content: dict[str, Any]) -> None:
+    client = kernel.kc
+    client.shell_channel.send(client.session.msg(msg_type, content))
+
+
+def test_editing_an_earlier_cell_starts_the_spare_its_rerun_adopts(
+    kernel: KernelDriver, api: ScriptedAPI, tmp_path: Path
+) -> None:
+    answer_each(api, "PROMPT_A", "PROMPT_B_OLD", "PROMPT_C", "PROMPT_B_NEW")
+    ask(kernel, api, "cell-a", "\nPROMPT_A")
+    ask(kernel, api, "cell-b", "\nPROMPT_B_OLD")
+    ask(kernel, api, "cell-c", "\nPROMPT_C")
+    newest = next(s for s in ready_spares(kernel, 2)["spares"] if not s["fresh"])
+    requests = len(api.requests)
+    comm_id = open_bridge(kernel)
+    event = {"type": "event", "name": "editing", "cell": "cell-b"}
+    send_shell(kernel, "comm_msg", {"comm_id": comm_id, "data": event})
+
+    box: dict[str, Any] = {}
+
+    def edited_fork_ready() -> bool:
+        box.update(ready_spares(kernel, 2))
+        return any(not s["fresh"] and s["at"] != newest["at"] for s in box["spares"])
+
+    kernel.wait(edited_fork_ready, timeout=90)
+    fork = next(s for s in box["spares"] if not s["fresh"])  # the newest cell's fork is gone
+    assert fork["pid"] != newest["pid"] and len(box["spares"]) == 2
+    # Started and idle: no request, no session file, before its cell runs.
+    assert len(api.requests) == requests
+    assert session_files(tmp_path / "home") == set(box["conversations"])
+
+    seen = ask(kernel, api, "cell-b", "\nPROMPT_B_NEW")
+    assert "PROMPT_A" in seen and "answer to PROMPT_A" in seen
+    assert "PROMPT_B_OLD" not in seen and "PROMPT_C" not in seen
+    after = state(kernel)
+    assert after["pids"]["default"] == fork["pid"] and after["adopted"] == 1
 
 
 def test_a_killed_spare_leaves_the_rerun_working_cold(

@@ -159,6 +159,45 @@ async def test_a_reloaded_page_replaces_the_old_comm() -> None:
     assert bridge.connected
 
 
+def editing(cell: object) -> dict[str, Any]:
+    return {"type": "event", "name": "editing", "cell": cell}
+
+
+async def test_an_editing_event_reaches_the_listener_on_the_loop_from_any_thread() -> None:
+    bridge, comm = connected()
+    loop = asyncio.get_running_loop()
+    heard: list[tuple[str, bool]] = []
+    got = asyncio.Event()
+
+    def on_editing(cell: str) -> None:
+        heard.append((cell, asyncio.get_running_loop() is loop))
+        got.set()
+
+    bridge.listen(on_editing)
+    thread = threading.Thread(target=comm.deliver, args=(editing("cell-b"),))
+    thread.start()
+    thread.join()
+    await asyncio.wait_for(got.wait(), 5)
+    assert heard == [("cell-b", True)] and comm.sent == []  # an event gets no reply
+
+
+async def test_events_without_a_cell_id_or_before_the_hello_are_dropped() -> None:
+    heard: list[str] = []
+    bridge, comm = connected()
+    bridge.listen(heard.append)
+    for junk in (None, 7, ["c"], {"id": "c"}):
+        comm.deliver(editing(junk))
+    comm.deliver({"type": "event", "name": "typing", "cell": "cell-b"})  # not one we know
+    silent = Bridge()
+    silent.listen(heard.append)
+    unhello = FakeComm()
+    silent.attach(unhello)  # the kernel's announce: no hello yet
+    unhello.deliver(editing("cell-b"))
+    comm.deliver(editing("cell-ok"))
+    await asyncio.sleep(0)  # the one call_soon_threadsafe made runs now
+    assert heard == ["cell-ok"]
+
+
 def test_doctor_says_connected_and_for_which_notebook() -> None:
     bridge, _ = connected("work/a.ipynb")
     check = bridge_check(bridge, "lab", vscode=False)
