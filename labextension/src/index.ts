@@ -131,7 +131,8 @@ function watchEdits(panel: NotebookPanel, watch: EditWatch): void {
       watched.add(model);
       model.sharedModel.changed.connect((shared, change) => {
         if (change.sourceChange) {
-          const ran = (model.toJSON() as { execution_count?: unknown }).execution_count;
+          // The code cell model's own count: no toJSON (it copies the outputs) per keystroke.
+          const ran = (model as unknown as { executionCount?: number | null }).executionCount;
           watch.changed({ id: model.id, source: shared.getSource(), ran: typeof ran === 'number' });
         }
       });
