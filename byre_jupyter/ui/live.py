@@ -175,15 +175,28 @@ class _Block:
 
 def _utf16(text: str) -> int:
     """``text``'s length as JavaScript counts it (UTF-16 code units)."""
+    if text.isascii():  # most HTML: no copy
+        return len(text)
     return len(text.encode("utf-16-le")) // 2
 
 
 def _shared_prefix(old: str, new: str) -> int:
-    """How many leading characters ``old`` and ``new`` share (a binary search of slices)."""
-    low, high = 0, min(len(old), len(new))
+    """How many leading characters ``old`` and ``new`` share. The growing block's HTML mostly
+    changes near its end, so prefixes that stop 64, 1,024, 16,384 ... characters short of
+    the end are tried first, one comparison each, and the binary search that follows slices
+    only what lies after the longest one that matched: searching a long code block's HTML
+    whole copied it some twenty times per flush."""
+    limit = min(len(old), len(new))
+    low, width = 0, 64
+    while width < limit:
+        if new.startswith(old[: limit - width]):
+            low = limit - width
+            break
+        width *= 16
+    high = limit
     while low < high:
         mid = (low + high + 1) // 2
-        if old[:mid] == new[:mid]:
+        if old[low:mid] == new[low:mid]:
             low = mid
         else:
             high = mid - 1

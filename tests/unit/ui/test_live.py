@@ -19,7 +19,7 @@ from byre_jupyter.protocol import PERMISSION_MODES
 from byre_jupyter.protocol.messages import parse_message
 from byre_jupyter.ui.blocks import TextView, ToolCardView
 from byre_jupyter.ui.coalesce import LoopLike
-from byre_jupyter.ui.live import PERMISSION_HELP, LiveView
+from byre_jupyter.ui.live import PERMISSION_HELP, LiveView, _shared_prefix, _utf16
 from byre_jupyter.ui.markdown import render_markdown
 from byre_jupyter.ui.record import prompt_line, turn_html
 from byre_jupyter.ui.viewmodel import TurnView
@@ -427,3 +427,17 @@ def test_a_long_thought_streams_as_text_does_not_resent_whole() -> None:
     assert sent < 4 * len(render_markdown(thought)), (sent, len(render_markdown(thought)))
     _, _, twice = _stream_thought(600)
     assert twice < 2.2 * sent, (sent, twice)  # linear in the thought
+
+
+def test_the_shared_prefix_is_found_wherever_the_change_is() -> None:
+    """The growing HTML's diff: the windows tried near the end must not hide an earlier
+    change, and a non-ASCII text is counted in UTF-16 units."""
+    base = "".join(f"<span>{i}</span>" for i in range(5_000))
+    for at in (0, 1, 63, 64, 65, 1_000, len(base) - 2_000, len(base) - 64, len(base) - 1):
+        changed = base[:at] + "X" + base[at + 1 :]
+        assert _shared_prefix(base, changed) == at, at
+        assert _shared_prefix(base, changed + "more") == at, at
+    assert _shared_prefix(base, base + "grown") == len(base)
+    assert _shared_prefix(base + "grown", base) == len(base)
+    assert _shared_prefix("", base) == 0
+    assert _utf16("abc") == 3 and _utf16("a😀") == 3
