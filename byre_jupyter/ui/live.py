@@ -242,9 +242,9 @@ class _Text(_Block):
             out.append(piece)
         growing = not block.frozen
         # The block being written is sanitized once, by render_markdown's nh3 pass: the
-        # record's fence (final_clean) changes nothing in it (tests/unit/ui/test_live.py holds
-        # it to that over every prefix of the hostile corpus), and cleaning it again whole at
-        # every flush was most of the kernel's work on a long code block. It passes the
+        # record's fence (final_clean) changes nothing in it (test_no_remote_loads.py holds
+        # it to that over 1,200 prefixes of the hostile corpus), and cleaning it again whole
+        # at every flush was most of the kernel's work on a long code block. It passes the
         # record's fence when it is finished, as a piece of its own or at the turn's end.
         html = ""
         if tail.strip():
