@@ -182,10 +182,18 @@ def _render(text: str) -> str:
 #: kernel's memory, for paragraphs of prose well under 1 MiB.
 _render_cached = functools.lru_cache(maxsize=512)(_render)
 _CACHED_BLOCK_CHARS = 4096
+#: A long block (a big code block or table) is rendered whole when it is finished, by the live
+#: view and again by the record the turn ends with, a moment later; a whole 1,000-line code
+#: block is highlighted in about half a second. The last two such blocks are kept (a few MiB
+#: at most: the HTML of blocks up to 256 Ki characters).
+_render_long = functools.lru_cache(maxsize=2)(_render)
+_LONG_BLOCK_CHARS = 1 << 18
 
 
 def _render_block(text: str) -> str:
-    return _render_cached(text) if len(text) <= _CACHED_BLOCK_CHARS else _render(text)
+    if len(text) <= _CACHED_BLOCK_CHARS:
+        return _render_cached(text)
+    return _render_long(text) if len(text) <= _LONG_BLOCK_CHARS else _render(text)
 
 
 # --- the growing block, in pieces ---------------------------------------------------------------

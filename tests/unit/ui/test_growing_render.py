@@ -195,6 +195,22 @@ def test_a_growing_fence_lexes_each_finished_chunk_once(monkeypatch: pytest.Monk
     assert len(lexed) <= 2 * renders
 
 
+def test_a_long_finished_block_is_highlighted_once_for_the_live_view_and_the_record(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The live view renders a finished block whole, and the record the turn ends with renders
+    it again a moment later: a long code block (over the small-block cache's size) is lexed
+    whole once for both."""
+    lexed = spy(monkeypatch, highlight, "_highlighted")
+    code = python_code(40 * CHUNK_LINES) + f"# {random.random()}"  # a block no test rendered
+    text = f"Here:\n\n```python\n{code}\n```\n"
+    *_, block = markdown.split_blocks(text)
+    assert len(block) > markdown._CACHED_BLOCK_CHARS
+    first = render_markdown(block)  # the live view, the block frozen
+    assert render_markdown(text).endswith(first)  # the record
+    assert sum(1 for t in lexed if t.startswith(code[:40])) == 1, len(lexed)
+
+
 def test_a_growing_table_renders_each_finished_piece_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
