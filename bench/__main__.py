@@ -1,6 +1,7 @@
 """``python -m bench [--quick] [--only NAME ...] [--out PATH]``: run the benchmarks.
 
-Runs the benchmarks (throughput, bigline, rendering, latency, memory, redact, shapes), prints
+Runs the benchmarks (throughput, bigline, rendering, latency, memory, redact, shapes, spare,
+widget_bytes, and, in the full profile only, browser_latency: JupyterLab in Chromium), prints
 each table and goal, and writes ``bench/RESULTS.md`` (machine info, every figure, every ratio,
 goal met or missed). ``--quick`` uses small sizes (a minute or so); the full run is sized to
 stay under about ten minutes on a 2-core machine. Generated data lives in ``bench/out/``
@@ -61,6 +62,7 @@ PROFILES = {
 def _benchmarks(p: Profile) -> dict[str, Callable[[], Section]]:
     from . import (
         bigline,
+        browser_latency,
         latency,
         memory,
         redact,
@@ -85,6 +87,7 @@ def _benchmarks(p: Profile) -> dict[str, Callable[[], Section]]:
             p.shapes_scale, p.shapes_reps, shapes.SHAPES if p.name != "smoke" else ("code",)
         ),
         "widget_bytes": lambda: widget_bytes.measure(),
+        "browser_latency": lambda: browser_latency.measure(1 if p.latency_quick else 2),
     }
 
 
@@ -98,7 +101,11 @@ NAMES = (
     "spare",
     "shapes",
     "widget_bytes",
+    "browser_latency",
 )
+# Too slow for the quick and smoke profiles (a Lab server, Chromium, four kernels): only the
+# full run, or --only, runs these.
+FULL_ONLY = ("browser_latency",)
 
 
 def run(
@@ -106,7 +113,8 @@ def run(
 ) -> list[Section]:
     sections = []
     for name, bench in _benchmarks(profile).items():
-        if only and name not in only:
+        wanted = name in only if only else profile.name == "full" or name not in FULL_ONLY
+        if not wanted:
             continue
         echo(f"== {name} ...")
         t0 = time.perf_counter()

@@ -25,7 +25,7 @@ pytestmark = [
     ),
 ]
 
-from bench.__main__ import NAMES, PROFILES, run  # noqa: E402
+from bench.__main__ import FULL_ONLY, NAMES, PROFILES, run  # noqa: E402
 from bench.common import (  # noqa: E402
     Section,
     machine_info,
@@ -49,7 +49,7 @@ def numbers(section: Section) -> list[float]:
     return out
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", [n for n in NAMES if n not in FULL_ONLY])
 def test_benchmark_runs_and_fills_its_tables(sections: dict[str, Section], name: str) -> None:
     section = sections[name]
     assert section.error is None, section.error
