@@ -11,12 +11,11 @@ import json
 from pathlib import Path
 
 import psutil
-from support.kernel import LOAD
-from support.rig import cli_env_for
 
-from byre_jupyter.scripted import Reply, ScriptedAPI, Text
+from byre_jupyter.scripted import ScriptedAPI
 
-from .harness import LabPage, new_notebook, wait_until
+from .harness import LabPage, wait_until
+from .test_rerun_marks import three_turns
 
 
 def fork_points(lab: LabPage) -> set[str]:
@@ -41,19 +40,7 @@ def editing_events(lab: LabPage) -> list[dict[str, object]]:
 def test_typing_into_an_earlier_cell_moves_the_fork_spare_to_its_branch_point(
     lab: LabPage, api: ScriptedAPI, cli_path: str, tmp_path: Path
 ) -> None:
-    env = cli_env_for(api.url, tmp_path / "home")
-    env["BYRE_CLAUDE_PATH"] = cli_path
-    env["BYRE_STATE_DIR"] = str(tmp_path / "state")
-    for prompt in ("PROMPT_A", "PROMPT_B_OLD", "PROMPT_C", "PROMPT_B_NEW"):
-        api.on(prompt, Reply(Text(f"answer to {prompt}")))
-    lab.open_notebook(
-        new_notebook(LOAD, "%%claude\nPROMPT_A", "%%claude\nPROMPT_B_OLD", "%%claude\nPROMPT_C"),
-        kernel_env=env,
-    )
-    lab.run_cell(0, timeout=60)
-    for i in (1, 2, 3):
-        lab.run_cell(i, timeout=120)
-    lab.wait_for_output_text(3, "answer to PROMPT_C", timeout=60)
+    three_turns(lab, api, cli_path, tmp_path)
     wait_until(lambda: len(fork_points(lab)) == 1, 90, "the newest cell's fork spare")
     (newest,) = fork_points(lab)
     assert editing_events(lab) == []  # running cells is no edit

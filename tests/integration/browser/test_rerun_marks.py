@@ -8,6 +8,7 @@ screenshots light and dark."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,32 @@ MARK = "Out of date:"
 RERUN = ".byre-rerun"
 
 
+def three_turns(
+    lab: LabPage,
+    api: ScriptedAPI,
+    cli_path: str,
+    tmp_path: Path,
+    after_each: Callable[[int], None] = lambda _i: None,
+) -> None:
+    """A notebook of ``%load_ext`` and three ``%%claude`` cells (PROMPT_A, PROMPT_B_OLD,
+    PROMPT_C) with the real CLI, all run; the scripted API also answers PROMPT_B_NEW, the
+    second cell's edit. ``after_each(i)`` runs after cell ``i`` has run."""
+    env = cli_env_for(api.url, tmp_path / "home")
+    env["BYRE_CLAUDE_PATH"] = cli_path
+    env["BYRE_STATE_DIR"] = str(tmp_path / "state")
+    for prompt in ("PROMPT_A", "PROMPT_B_OLD", "PROMPT_C", "PROMPT_B_NEW"):
+        api.on(prompt, Reply(Text(f"answer to {prompt}")))
+    lab.open_notebook(
+        new_notebook(LOAD, "%%claude\nPROMPT_A", "%%claude\nPROMPT_B_OLD", "%%claude\nPROMPT_C"),
+        kernel_env=env,
+    )
+    lab.run_cell(0, timeout=60)
+    for i in (1, 2, 3):
+        lab.run_cell(i, timeout=120)
+        after_each(i)
+    lab.wait_for_output_text(3, "answer to PROMPT_C", timeout=60)
+
+
 def empty_outputs(cells: list[object]) -> list[object]:
     """The outputs with nothing to show (an empty display_data slot) of the saved cells."""
     return [
@@ -41,20 +68,10 @@ def empty_outputs(cells: list[object]) -> list[object]:
 def test_a_stale_answer_is_marked_at_its_top_dimmed_and_runs_again_in_one_click(
     lab: LabPage, api: ScriptedAPI, cli_path: str, tmp_path: Path
 ) -> None:
-    env = cli_env_for(api.url, tmp_path / "home")
-    env["BYRE_CLAUDE_PATH"] = cli_path
-    env["BYRE_STATE_DIR"] = str(tmp_path / "state")
-    for prompt in ("PROMPT_A", "PROMPT_B_OLD", "PROMPT_C", "PROMPT_B_NEW"):
-        api.on(prompt, Reply(Text(f"answer to {prompt}")))
-    lab.open_notebook(
-        new_notebook(LOAD, "%%claude\nPROMPT_A", "%%claude\nPROMPT_B_OLD", "%%claude\nPROMPT_C"),
-        kernel_env=env,
-    )
-    lab.run_cell(0, timeout=60)
-    for i in (1, 2, 3):
-        lab.run_cell(i, timeout=120)
+    def unmarked(i: int) -> None:
         assert MARK not in lab.output_text(i)
-    lab.wait_for_output_text(3, "answer to PROMPT_C", timeout=60)
+
+    three_turns(lab, api, cli_path, tmp_path, after_each=unmarked)
     assert empty_outputs(lab.save().cells) == []  # nothing reserved for a mark
 
     lab.set_source(2, "%%claude\nPROMPT_B_NEW")
