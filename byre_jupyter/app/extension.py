@@ -129,10 +129,10 @@ class ClaudeExtension:
         the spares ``[a fork where re-running that cell branches, a fresh conversation]``.
         With at most two spares, the fork for the newest cell is dropped meanwhile; the next
         turn's end offers the usual pair again. Nothing happens, and the spares kept stay,
-        when ``cell`` is no nbformat id (the frontend's text) or no conversation holds a
-        turn of it, its re-run would not fork (the first
-        cell of a conversation starts afresh: the fresh spare is there), speculation is off,
-        or a turn runs (a spare started now would take that turn's CPU)."""
+        when ``cell`` is no nbformat id (the frontend's text), no conversation holds a turn
+        of it, its re-run would not fork (the first cell of a conversation starts afresh: the
+        fresh spare is there), speculation is off, or a turn runs (a spare started now would
+        take that turn's CPU)."""
         if not valid_cell_id(cell) or not self._speculating() or not self.spares.idle():
             return
         for entry in self.conversations:
