@@ -160,14 +160,21 @@ def _highlighted(code: str, lexer: Lexer | None) -> tuple[str, bool]:
     parts: list[str] = []
     token, text = Text, "\n"
     for token, text in lexer.get_tokens(code):
-        escaped = reveal_html(text)
-        style = _style(token)
-        parts.append(f'<span style="{style}">{escaped}</span>' if style else escaped)
+        parts.append(_token_html(token, text))
     return "".join(parts), token in Text and text.endswith("\n")
 
 
+@functools.lru_cache(maxsize=8192)
+def _token_html(token: _TokenType, text: str) -> str:
+    """One token, escaped and styled. Cached: code repeats its tokens (names, keywords,
+    operators, indentation), and writing each again was a third of a highlight."""
+    escaped = reveal_html(text)
+    style = _style(token)
+    return f'<span style="{style}">{escaped}</span>' if style else escaped
+
+
 #: Lines per chunk of a growing code block (each chunk is lexed and highlighted once).
-CHUNK_LINES = 8
+CHUNK_LINES = 4
 _RETRY_LINES = 2  # a chunk that did not end neutral grows by this many lines and tries again
 _MAX_CHUNK_LINES = 64  # past this (a long docstring), the rest is all tail
 
@@ -195,11 +202,15 @@ def code_chunks(code: str, info: str | None = None) -> list[str]:
     within :data:`_MAX_CHUNK_LINES` (a long docstring), the rest is the tail, lexed whole as
     before; code too long to highlight (plain) is one chunk.
     """
+    global _resumed
     language = language_of(info)
     if len(code) > _MAX_HIGHLIGHTED or _lexer(language) is None:
         return [highlight_body(code, info)]
     chunks: list[str] = []
     start = 0
+    last_language, done, done_chunks = _resumed
+    if done and last_language == language and code.startswith(done):
+        chunks, start = list(done_chunks), len(done)  # the same cuts, found the time before
     lines = CHUNK_LINES
     while (end := _after_lines(code, start, lines)) < len(code):
         body, neutral = _chunk(code[start:end], language)
@@ -210,8 +221,16 @@ def code_chunks(code: str, info: str | None = None) -> list[str]:
             lines += _RETRY_LINES
         else:
             break
+    _resumed = (language, code[:start], tuple(chunks))
     chunks.append(_highlighted(code[start:], _lexer(language))[0])
     return chunks
+
+
+#: The finished chunks of the code :func:`code_chunks` read last, and that code's text up to
+#: the tail: a growing fence's next flush, which starts with the same text, takes them as they
+#: are instead of finding each cut again (a look-up per chunk per flush, over the whole block).
+#: Replaced whole (one tuple), so a reader never sees half of it.
+_resumed: tuple[str, str, tuple[str, ...]] = ("", "", ())
 
 
 def _after_lines(text: str, start: int, lines: int) -> int:

@@ -243,6 +243,8 @@ def reveal_html(text: str, *, one_line: bool = False) -> str:
 
     The styling tells a real marker from the same characters typed literally by the model.
     """
+    if not (_CANDIDATE_ONE_LINE if one_line else _CANDIDATE).search(text):
+        return html.escape(text, quote=True)  # printable ASCII: nothing hidden, no look-alike
     out: list[str] = []
     pos = 0
     for at in _marked(text, one_line):

@@ -195,6 +195,38 @@ def test_a_growing_fence_lexes_each_finished_chunk_once(monkeypatch: pytest.Monk
     assert len(lexed) <= 2 * renders
 
 
+def test_a_growing_fence_resumes_at_the_last_cut(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A flush takes the chunks the flush before found and looks only past them: the tries per
+    flush stay bounded while the block grows, where finding each cut again (even from the
+    cache) takes a try per chunk, over the whole block."""
+    code = python_code(40 * CHUNK_LINES)
+    tries = spy(monkeypatch, highlight, "_chunk")
+    per_flush = []
+    for prefix in deltas(f"```python\n{code}", 60):
+        before = len(tries)
+        render_markdown(prefix, growing=True)
+        per_flush.append(len(tries) - before)
+    assert max(per_flush[len(per_flush) // 2 :]) <= 4, per_flush
+
+
+def test_a_resumed_fence_renders_as_a_fresh_one_after_another_block() -> None:
+    """Another fence between two flushes (another session's turn), or a text that diverges
+    inside what was chunked, never takes the last call's chunks."""
+    code = python_code(10 * CHUNK_LINES)
+    other = code.replace("top_3", "top_three")  # the same start, then something else
+    texts = [
+        f"```python\n{code}",
+        f"```c\n{code}",  # the same code in another language
+        f"```python\n{other}",
+        f"```python\n{code[: len(code) // 2]}" + "# x\n" * 9,
+    ]
+    for text in texts:
+        for prefix in deltas(text, 7):
+            assert render_markdown(prefix, growing=True) == whole(prefix, growing=True)
+    for text in texts:  # each straight after the one before, at its full length
+        assert render_markdown(text, growing=True) == whole(text, growing=True)
+
+
 def test_a_long_finished_block_is_highlighted_once_for_the_live_view_and_the_record(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
