@@ -30,13 +30,14 @@ measured turns are warm.
 from __future__ import annotations
 
 import tempfile
+from pathlib import Path
 from typing import Any
 
 from .common import Section, fake_cli, fmt, method_of, plan_env, summary
 from .gen import text_turn_file
 from .kernel import BenchKernel
 
-__all__ = ["measure", "turn_cpu"]
+__all__ = ["SURFACES", "measure", "turn_cpu"]
 
 
 def _setup(cli: str, env: dict[str, str], live: bool) -> str:
@@ -49,27 +50,39 @@ def _setup(cli: str, env: dict[str, str], live: bool) -> str:
     )
 
 
-def turn_cpu(n_deltas: int, duration: float, reps: int) -> dict[str, list[dict[str, float]]]:
-    """Kernel CPU of ``%%claude`` turns streaming ``n_deltas`` over ``duration`` s, with live
-    widgets and without; a fresh kernel each, one warm-up turn first."""
-    big = text_turn_file(n_deltas, prose_words=1)
+def turn_cpu(
+    turn: Path, pace: float, reps: int, surfaces: tuple[bool, ...] = (True, False)
+) -> dict[str, list[dict[str, float]]]:
+    """Kernel CPU of ``%%claude`` turns replaying ``turn`` (a stream-json file) at ``pace``
+    lines a second, with live widgets and without (``surfaces``: ``Claude.live``); a fresh
+    kernel each, one warm-up turn first."""
     small = text_turn_file(20, prose_words=1)
-    env = plan_env((small, 0), (big, n_deltas / duration))
+    env = plan_env((small, 0), (turn, pace))
     out: dict[str, list[dict[str, float]]] = {}
-    for name, live in (("live widgets", True), ("no widgets (Markdown draft)", False)):
+    for live in surfaces:
+        name = SURFACES[live]
         out[name] = []
         with BenchKernel(env={"BYRE_STATE_DIR": tempfile.mkdtemp(prefix="bench-state-")}) as k:
             k.run(_setup(fake_cli(), env, live))
             k.run("%%claude\nwarm up", timeout=120)
             for _ in range(reps):
                 k.run("c0, w0 = time.process_time(), time.monotonic()")
-                k.run("%%claude\ngo", timeout=120 + 3 * duration)
+                k.run("%%claude\ngo", timeout=120 + 3 * _lines(turn) / pace)
                 report, _ = k.run_json(
                     "print(json.dumps({'cpu': time.process_time() - c0, "
                     "'wall': time.monotonic() - w0}))"
                 )
                 out[name].append(report)
     return out
+
+
+#: The surfaces of a %%claude cell, by ``Claude.live``.
+SURFACES = {True: "live widgets", False: "no widgets (Markdown draft)"}
+
+
+def _lines(path: Path) -> int:
+    with open(path, "rb") as f:
+        return sum(1 for _ in f)
 
 
 def measure(
@@ -199,7 +212,8 @@ def measure(
         "frozen batch; comm_open/close count the frozen batches' widgets."
     )
 
-    cpu = turn_cpu(n_deltas, turn_seconds, reps)
+    big = text_turn_file(n_deltas, prose_words=1)
+    cpu = turn_cpu(big, _lines(big) / turn_seconds, reps)
     t = section.table(
         f"Kernel CPU of a whole %%claude turn: {n_deltas:,} deltas over {turn_seconds:g} s from "
         f"the fake CLI; median of {reps} warm turns",

@@ -20,10 +20,20 @@ line every 40 deltas of a few words), **paragraph** (one paragraph with no blank
 **code** (one Python fence of many lines), **table** (one GFM table of many rows), **mix**
 (thinking, text and a Bash tool card with its result, several API messages).
 
+Each worker first replays a short prose answer (200 deltas) through the same surface, as a
+kernel that has shown an answer before, so imports and first uses are not counted; then
 CPU % of a core = the worker's ``time.process_time()`` from the first delta to the end of
 ``finish`` / the stream's wall time; the pacing's own cost (the same replay into a surface that
 does nothing) is measured too, as the baseline. Live bytes are what was sent while streaming;
 final bytes are the static record's bundle (what the saved notebook keeps).
+
+The goal's figure is the second table: the same turns in a real kernel (benchmark 3's method,
+``rendering.turn_cpu``): a ``%%claude`` cell, the fake CLI (``fakecli.py``) writing the
+shape's stream-json lines at the same pace, the kernel's ``time.process_time()`` read in the
+cells just before and after, so the kernel's pipe reads, parsing, session, view, rendering
+and IOPub all count (the CLI's own CPU does not). The in-process replay above is the
+breakdown: its pacing (an ``asyncio.sleep`` per due delta) costs more than a kernel's reads of
+the same lines, which arrive several to a wake-up.
 """
 
 from __future__ import annotations
@@ -34,17 +44,21 @@ import random
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from .common import Section, fmt, method_of, run_alone, run_worker, summary
-from .gen import _WORDS, SESSION, _Writer
+from .gen import _WORDS, GEN_VERSION, SESSION, _cached, _Writer
+from .rendering import turn_cpu
 
-__all__ = ["DELTA_RATE", "SHAPES", "main", "measure", "replay", "shape_lines"]
+__all__ = ["DELTA_RATE", "SHAPES", "main", "measure", "replay", "shape_file", "shape_lines"]
 
 #: Deltas a second: a fast answer (the issue measured 10,000 deltas over 10 s).
 DELTA_RATE = 1000.0
 
 SHAPES = ("prose", "paragraph", "code", "table", "mix")
+#: The warm-up answer before each measured one: prose, at this fraction of its size.
+WARM_SCALE = 0.02
 
 _CODE_LINES = (
     "def {name}(frame, column='value', *, limit={n}):",
@@ -108,6 +122,15 @@ def shape_lines(shape: str, scale: float = 1.0) -> list[bytes]:
     return [*lines, w.result("done", 1)]
 
 
+def shape_file(shape: str, scale: float = 1.0) -> Path:
+    """:func:`shape_lines` as a stream-json file for the fake CLI (cached)."""
+
+    def build(f: Any) -> None:
+        f.write(b"".join(line + b"\n" for line in shape_lines(shape, scale)))
+
+    return _cached(f"shape-v{GEN_VERSION}-{shape}-x{scale:g}.jsonl", build)
+
+
 def _text_message(w: _Writer, deltas: list[str]) -> Iterator[bytes]:
     w.msg += 1
     mid = f"msg_{w.msg:08d}"
@@ -133,6 +156,9 @@ class _Bytes:
     """What the surfaces sent: messages and their JSON bytes, while streaming and at the end."""
 
     def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
         self.live = self.live_msgs = self.final = 0
         self.finishing = False
 
@@ -221,6 +247,11 @@ def replay(shape: str, surface: str, scale: float, rate: float = DELTA_RATE) -> 
     from byre_jupyter.protocol import parse_message
 
     _counting(_SENT)
+    # A short answer first, shown the same way, so imports and first uses are not counted (as
+    # benchmark 3's warm-up turn: a kernel that has run a %%claude cell before).
+    warm = [parse_message(json.loads(line)) for line in shape_lines("prose", WARM_SCALE)]
+    asyncio.run(_replay(warm, surface, len(warm) / rate))
+    _SENT.reset()
     messages = [parse_message(json.loads(line)) for line in shape_lines(shape, scale)]
     deltas = sum(b'"content_block_delta"' in line for line in shape_lines(shape, scale))
     report = asyncio.run(_replay(messages, surface, deltas / rate))
@@ -250,6 +281,7 @@ def measure(scale: float = 1.0, reps: int = 1, shapes: tuple[str, ...] = SHAPES)
         "live / record",
     )
     worst: dict[str, float] = {}
+    kernel_worst: dict[str, float] = {}
     ratios: list[float] = []
     pacing: list[float] = []
     for shape in shapes:
@@ -284,15 +316,40 @@ def measure(scale: float = 1.0, reps: int = 1, shapes: tuple[str, ...] = SHAPES)
                 int(med("record")),
                 ratio,
             )
+    kernel = section.table(
+        f"In a real kernel: a %%claude cell, the fake CLI writing the shape's lines at "
+        f"{DELTA_RATE:g} deltas/s; median of {reps} warm turns, a fresh kernel per surface",
+        "shape",
+        "surface",
+        "turn s",
+        "kernel CPU s",
+        "CPU % of a core",
+    )
+    for shape in shapes:
+        lines = shape_lines(shape, scale)
+        deltas = sum(b'"content_block_delta"' in line for line in lines)
+        cpu = turn_cpu(shape_file(shape, scale), len(lines) / (deltas / DELTA_RATE), reps)
+        for name, reports in cpu.items():
+            wall = summary([r["wall"] for r in reports])["median"]
+            used = summary([r["cpu"] for r in reports])["median"]
+            share = 100 * used / wall
+            kernel_worst[name] = max(kernel_worst.get(name, 0.0), share)
+            kernel.add(shape, name, wall, used, share)
     section.check(
-        "kernel CPU while streaming < 10% of a core for every shape, on both surfaces",
-        " / ".join(f"worst {fmt(v)}% {k}" for k, v in worst.items()),
-        max(worst.values()) < 10,
+        "kernel CPU while streaming < 10% of a core for every shape, on both surfaces "
+        "(a real kernel)",
+        " / ".join(f"worst {fmt(v)}% {k}" for k, v in kernel_worst.items()),
+        max(kernel_worst.values()) < 10,
     )
     section.check(
-        "(stretch) < 5% of a core for every shape",
-        f"worst {fmt(max(worst.values()))}%",
-        max(worst.values()) < 5,
+        "(stretch) < 5% of a core for every shape (a real kernel)",
+        f"worst {fmt(max(kernel_worst.values()))}%",
+        max(kernel_worst.values()) < 5,
+    )
+    section.check(
+        "(no goal) the replay in process, pacing included: CPU % of a core",
+        " / ".join(f"worst {fmt(v)}% {k}" for k, v in worst.items()),
+        None,
     )
     section.check(
         "live bytes at most 3x the final bundle for every shape",
