@@ -211,7 +211,7 @@ def _render_block(text: str) -> str:
 # live view's growing text takes this path; the final record is always rendered whole.
 
 #: Rows per piece of a growing table.
-TABLE_PIECE_ROWS = 16
+TABLE_PIECE_ROWS = 8
 #: A piece of a growing paragraph is at least this long.
 PARAGRAPH_PIECE_CHARS = 1024
 
