@@ -174,7 +174,7 @@ def _token_html(token: _TokenType, text: str) -> str:
 
 
 #: Lines per chunk of a growing code block (each chunk is lexed and highlighted once).
-CHUNK_LINES = 4
+CHUNK_LINES = 1
 _RETRY_LINES = 2  # a chunk that did not end neutral grows by this many lines and tries again
 _MAX_CHUNK_LINES = 64  # past this (a long docstring), the rest is all tail
 
@@ -208,9 +208,10 @@ def code_chunks(code: str, info: str | None = None) -> list[str]:
         return [highlight_body(code, info)]
     chunks: list[str] = []
     start = 0
-    last_language, done, done_chunks = _resumed
-    if done and last_language == language and code.startswith(done):
-        chunks, start = list(done_chunks), len(done)  # the same cuts, found the time before
+    resumed = _resumed
+    found = next((r for r in resumed if r[0] == language and code.startswith(r[1])), None)
+    if found is not None:
+        chunks, start = list(found[2]), len(found[1])  # the same cuts, found the time before
     lines = CHUNK_LINES
     while (end := _after_lines(code, start, lines)) < len(code):
         body, neutral = _chunk(code[start:end], language)
@@ -221,16 +222,20 @@ def code_chunks(code: str, info: str | None = None) -> list[str]:
             lines += _RETRY_LINES
         else:
             break
-    _resumed = (language, code[:start], tuple(chunks))
+    if start:
+        others = (r for r in resumed if r is not found)
+        _resumed = ((language, code[:start], tuple(chunks)), *others)[:_RESUMED]
     chunks.append(_highlighted(code[start:], _lexer(language))[0])
     return chunks
 
 
-#: The finished chunks of the code :func:`code_chunks` read last, and that code's text up to
-#: the tail: a growing fence's next flush, which starts with the same text, takes them as they
-#: are instead of finding each cut again (a look-up per chunk per flush, over the whole block).
-#: Replaced whole (one tuple), so a reader never sees half of it.
-_resumed: tuple[str, str, tuple[str, ...]] = ("", "", ())
+#: The finished chunks of the last codes :func:`code_chunks` read (language, the code's text up
+#: to its tail, the chunks), newest first: a growing fence's next flush, which starts with the
+#: same text, takes them as they are instead of finding each cut again (a look-up per chunk per
+#: flush, over the whole block). Several, for the turns of several sessions streaming code at
+#: once; replaced whole (one tuple), so a reader never sees half of it.
+_resumed: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+_RESUMED = 4
 
 
 def _after_lines(text: str, start: int, lines: int) -> int:

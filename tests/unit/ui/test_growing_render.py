@@ -75,9 +75,9 @@ def python_code(lines: int) -> str:
 def shape(name: str) -> str:
     rng = random.Random(3)
     if name == "code":
-        return f"Here it is:\n\n```python\n{python_code(8 * CHUNK_LINES // 2)}\n```\n\nDone."
+        return f"Here it is:\n\n```python\n{python_code(32)}\n```\n\nDone."
     if name == "open fence":
-        return f"```py\n{python_code(3 * CHUNK_LINES)}"
+        return f"```py\n{python_code(24)}"
     if name == "table":
         rows = "\n".join(
             f"| {n} | {' '.join(rng.choices(WORDS, k=3))} | `x|{n}` |"
@@ -138,7 +138,7 @@ def test_the_live_html_at_every_flush_is_the_whole_render(name: str) -> None:
         + '"""\n'
         + "doc line\n" * (highlight._MAX_CHUNK_LINES + CHUNK_LINES)
         + '"""\n'
-        + "y = 2\n" * (2 * CHUNK_LINES),
+        + "y = 2\n" * 16,
         # a row that makes the table no table at all, after many good rows
         "| a | b |\n|---|---|\n"
         + "| 1 | 2 |\n" * (2 * TABLE_PIECE_ROWS)
@@ -147,7 +147,7 @@ def test_the_live_html_at_every_flush_is_the_whole_render(name: str) -> None:
         # a table row and a fence line inside a paragraph's single line stay text
         "Words " * (PARAGRAPH_PIECE_CHARS // 2) + "| not | a | table | ``` and # no heading",
         # hidden characters and markup in code chunks
-        "```html\n" + "<b>\u202e x</b> &amp; \u200b\n" * (3 * CHUNK_LINES),
+        "```html\n" + "<b>\u202e x</b> &amp; \u200b\n" * 24,
     ],
     ids=["left open", "docstring", "bad row", "one line", "hidden chars"],
 )
@@ -159,7 +159,7 @@ def test_constructs_across_a_cut_render_as_the_whole(text: str) -> None:
 def test_the_final_record_of_code_is_highlighted_whole() -> None:
     """The documented gap of code_chunks (a C comment opened in one chunk, closed in a later
     one) never reaches the record: only the live view renders in pieces."""
-    code = "/* a comment\n" + "int x = 1;\n" * (3 * CHUNK_LINES) + "*/\nint y;\n"
+    code = "/* a comment\n" + "int x = 1;\n" * 24 + "*/\nint y;\n"
     text = f"```c\n{code}```\n"
     record = render_markdown(text)
     assert record == whole(text, growing=False)
@@ -184,35 +184,39 @@ def spy(monkeypatch: pytest.MonkeyPatch, module: object, name: str) -> list[str]
 def test_a_growing_fence_lexes_each_finished_chunk_once(monkeypatch: pytest.MonkeyPatch) -> None:
     highlight._chunk.cache_clear()
     lexed = spy(monkeypatch, highlight, "_highlighted")
-    code = python_code(10 * CHUNK_LINES)
+    code = python_code(80)
     renders = 0
     for prefix in deltas(f"```python\n{code}\n```\n", 40):
         render_markdown(prefix, growing=True)
         renders += 1
-    # a whole render per flush lexes the whole block each time: 10 chunks' worth at the end
-    assert max(text.count("\n") for text in lexed) <= 2 * CHUNK_LINES
+    # a whole render per flush lexes the whole block each time (80 lines at the end); a chunk
+    # is CHUNK_LINES, or the few lines of a docstring (5 in python_code), and the open tail
+    assert max(text.count("\n") for text in lexed) <= max(CHUNK_LINES, 5) + CHUNK_LINES
     # a new chunk at most, and the open tail, per flush (finished chunks come from the cache)
     assert len(lexed) <= 2 * renders
 
 
 def test_a_growing_fence_resumes_at_the_last_cut(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A flush takes the chunks the flush before found and looks only past them: the tries per
-    flush stay bounded while the block grows, where finding each cut again (even from the
-    cache) takes a try per chunk, over the whole block."""
-    code = python_code(40 * CHUNK_LINES)
+    """A flush takes the chunks the flush before found and looks only past them, for two
+    blocks growing at once too: the tries per flush stay bounded while the blocks grow, where
+    finding each cut again (even from the cache) takes a try per chunk, over the whole block."""
+    code = python_code(320)
+    other = python_code(320).replace("frame", "table")  # another session's, at the same time
     tries = spy(monkeypatch, highlight, "_chunk")
     per_flush = []
-    for prefix in deltas(f"```python\n{code}", 60):
+    both = zip(deltas(f"```python\n{code}", 60), deltas(f"```py\n{other}", 60), strict=False)
+    for prefix, second in both:
         before = len(tries)
         render_markdown(prefix, growing=True)
+        render_markdown(second, growing=True)
         per_flush.append(len(tries) - before)
-    assert max(per_flush[len(per_flush) // 2 :]) <= 4, per_flush
+    assert max(per_flush[len(per_flush) // 2 :]) <= 8, per_flush
 
 
 def test_a_resumed_fence_renders_as_a_fresh_one_after_another_block() -> None:
     """Another fence between two flushes (another session's turn), or a text that diverges
     inside what was chunked, never takes the last call's chunks."""
-    code = python_code(10 * CHUNK_LINES)
+    code = python_code(80)
     other = code.replace("top_3", "top_three")  # the same start, then something else
     texts = [
         f"```python\n{code}",
@@ -234,7 +238,7 @@ def test_a_long_finished_block_is_highlighted_once_for_the_live_view_and_the_rec
     it again a moment later: a long code block (over the small-block cache's size) is lexed
     whole once for both."""
     lexed = spy(monkeypatch, highlight, "_highlighted")
-    code = python_code(40 * CHUNK_LINES) + f"# {random.random()}"  # a block no test rendered
+    code = python_code(320) + f"# {random.random()}"  # a block no test rendered
     text = f"Here:\n\n```python\n{code}\n```\n"
     *_, block = markdown.split_blocks(text)
     assert len(block) > markdown._CACHED_BLOCK_CHARS
