@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
@@ -179,62 +180,76 @@ _RETRY_LINES = 2  # a chunk that did not end neutral grows by this many lines an
 _MAX_CHUNK_LINES = 64  # past this (a long docstring), the rest is all tail
 
 
+def _same(html: str) -> str:
+    return html
+
+
 @functools.lru_cache(maxsize=512)
 def _chunk(code: str, language: str) -> tuple[str, bool]:
     return _highlighted(code, _lexer(language))
 
 
-def code_chunks(code: str, info: str | None = None) -> list[str]:
-    """``code``'s body in chunks that join to :func:`highlight_body`'s, the finished ones
-    highlighted once (cached): a streamed code block is drawn again at every flush, and
-    lexing it whole each time made the kernel's cost grow with the block (bench/RESULTS.md,
-    shapes).
+def code_chunks(
+    code: str, info: str | None = None, clean: Callable[[str], str] = _same
+) -> list[str]:
+    """``code``'s body in parts that join to :func:`highlight_body`'s, each passed through
+    ``clean`` (the caller's sanitizer, which must clean a concatenation of elements as it
+    cleans each alone), the finished ones highlighted and cleaned once: a streamed code block
+    is drawn again at every flush, and lexing it whole each time made the kernel's cost grow
+    with the block (bench/RESULTS.md, shapes).
 
     A chunk is a run of whole lines, at least :data:`CHUNK_LINES` of them, that the lexer,
     lexing the chunk alone, ends *neutral*: on a plain-text token ending the line (a line
     inside a string or a comment ends on a token of the string or comment). The next chunk is
     then lexed from the lexer's initial state, as the whole text would have it there. The cut
     is decided from the chunk's own text, so the chunks of a longer text start with the same
-    chunks. The check sees tokens, not the lexer's state, so one gap remains: a construct the
-    chunk alone leaves unmatched and lexes as plain code (a C ``/*`` comment whose ``*/`` is
-    in a later chunk) colours the later chunks as code until the final record, which is
-    always highlighted whole; the text itself never differs. Where no neutral end comes
-    within :data:`_MAX_CHUNK_LINES` (a long docstring), the rest is the tail, lexed whole as
-    before; code too long to highlight (plain) is one chunk.
+    chunks, and a call whose code starts with what an earlier call cut takes its parts as they
+    were (:data:`_resumed`): a flush lexes and cleans only what was written since the last.
+    The check sees tokens, not the lexer's state, so one gap remains: a construct the chunk
+    alone leaves unmatched and lexes as plain code (a C ``/*`` comment whose ``*/`` is in a
+    later chunk) colours the later chunks as code until the final record, which is always
+    highlighted whole; the text itself never differs. Where no neutral end comes within
+    :data:`_MAX_CHUNK_LINES` (a long docstring), the rest is the tail, lexed whole as before;
+    code too long to highlight (plain) is one part.
     """
     global _resumed
     language = language_of(info)
     if len(code) > _MAX_HIGHLIGHTED or _lexer(language) is None:
-        return [highlight_body(code, info)]
-    chunks: list[str] = []
+        return [clean(highlight_body(code, info))]
+    parts: list[str] = []
     start = 0
     resumed = _resumed
-    found = next((r for r in resumed if r[0] == language and code.startswith(r[1])), None)
+    found = next(
+        (r for r in resumed if r[0] == language and r[3] is clean and code.startswith(r[1])),
+        None,
+    )
     if found is not None:
-        chunks, start = list(found[2]), len(found[1])  # the same cuts, found the time before
+        parts, start = list(found[2]), len(found[1])  # the same cuts, found the time before
+    new: list[str] = []
     lines = CHUNK_LINES
     while (end := _after_lines(code, start, lines)) < len(code):
         body, neutral = _chunk(code[start:end], language)
         if neutral:
-            chunks.append(body)
+            new.append(body)
             start, lines = end, CHUNK_LINES
         elif lines < _MAX_CHUNK_LINES:
             lines += _RETRY_LINES
         else:
             break
-    if start:
+    if new:  # cleaned in one call: a sanitizer's call costs more than a line's worth of work
+        parts.append(clean("".join(new)))
         others = (r for r in resumed if r is not found)
-        _resumed = ((language, code[:start], tuple(chunks)), *others)[:_RESUMED]
-    chunks.append(_highlighted(code[start:], _lexer(language))[0])
-    return chunks
+        _resumed = ((language, code[:start], tuple(parts), clean), *others)[:_RESUMED]
+    parts.append(clean(_highlighted(code[start:], _lexer(language))[0]))
+    return parts
 
 
-#: The finished chunks of the last codes :func:`code_chunks` read (language, the code's text up
-#: to its tail, the chunks), newest first: a growing fence's next flush, which starts with the
-#: same text, takes them as they are instead of finding each cut again (a look-up per chunk per
-#: flush, over the whole block). Several, for the turns of several sessions streaming code at
-#: once; replaced whole (one tuple), so a reader never sees half of it.
-_resumed: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+#: The finished parts of the last codes :func:`code_chunks` read (language, the code's text up
+#: to its tail, the cleaned parts, the cleaner), newest first: a growing fence's next flush,
+#: which starts with the same text, takes them as they are instead of finding each cut again
+#: (a look-up per chunk per flush, over the whole block). Several, for the turns of several
+#: sessions streaming code at once; replaced whole (one tuple), so a reader never sees half.
+_resumed: tuple[tuple[str, str, tuple[str, ...], Callable[[str], str]], ...] = ()
 _RESUMED = 4
 
 

@@ -238,7 +238,7 @@ def _fence_pieces(text: str) -> str | None:
     code = verbatim_content(text, span)
     code = f"{code}\n" if code else ""  # as mistune hands a fence's code to block_code
     opening, closing = _clean_box()
-    return opening + "".join(map(_clean_cached, code_chunks(code, span.info))) + closing
+    return opening + "".join(code_chunks(code, span.info, clean_html)) + closing
 
 
 @functools.lru_cache(maxsize=1)
@@ -247,9 +247,6 @@ def _clean_box() -> tuple[str, str]:
     cleaned = clean_html(f"{opening}{closing}")
     at = cleaned.index("</code>")
     return cleaned[:at], cleaned[at:]
-
-
-_clean_cached = functools.lru_cache(maxsize=512)(clean_html)
 
 
 def _table_pieces(text: str) -> str | None:
