@@ -182,7 +182,9 @@ class Bench:
         state: dict[str, Any] = {}
         while time.monotonic() < deadline:
             state = self.spares()
-            new = tuple(state["pids"]) != tuple(replacing)
+            # Without ``replacing`` any spares do (none, just after the prewarm): an empty
+            # ``replacing`` compared equal to no spares, so the prewarm waits ran to ``limit``.
+            new = not replacing or tuple(state["pids"]) != tuple(replacing)
             if speculate and state["ready"] and all(state["spares"]) and new:
                 break
             time.sleep(0.2)
