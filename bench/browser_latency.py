@@ -30,6 +30,13 @@ medians, speculate off → on): a warm cell 0.154 → 0.143 s; re-running the ne
 with spares its prewarm and theirs share the two cores), the first cell 1.7 s after
 ``%load_ext`` 0.223 → 0.300 s, once prewarmed 0.318 → 0.296 s. The issue's figures (0.46-5.1 s)
 were taken by hand on a busier machine before the spares; only the ratios compare.
+
+Those restart figures were noise: then all off ran before all on, 2 kernels each. The restart
+cases alone, off and on interleaved for 8 rounds (``python -m bench.browser_restarts 8``, on a
+busy box, load average 3.2-4.4) read Run All 3.35 s off against 3.10 s on (medians; ranges
+2.58-4.12 and 2.14-3.64), and traced (``--trace``) the kernel does the same with either:
+one CLI, prewarm's, takes the first cell, and the spare starts 0.5 s after the turn's end, after
+the answer's frame. So the settings now alternate in each round, which goes first as well.
 """
 
 from __future__ import annotations
@@ -182,7 +189,9 @@ class Bench:
         state: dict[str, Any] = {}
         while time.monotonic() < deadline:
             state = self.spares()
-            new = tuple(state["pids"]) != tuple(replacing)
+            # Without ``replacing`` any spares do (none, just after the prewarm): an empty
+            # ``replacing`` compared equal to no spares, so the prewarm waits ran to ``limit``.
+            new = not replacing or tuple(state["pids"]) != tuple(replacing)
             if speculate and state["ready"] and all(state["spares"]) and new:
                 break
             time.sleep(0.2)
@@ -297,16 +306,20 @@ def measure(rounds: int = 2, echo: Callable[[str], Any] = lambda s: None) -> Sec
         section.error = "needs the real claude CLI and /usr/bin/chromium (./dev setup)"
         return section
     load_start = _load()
-    runs: dict[bool, dict[str, list[float]]] = {}
+    runs: dict[bool, dict[str, list[float]]] = {
+        speculate: {case: [] for case in (*CASES, *RESTARTS)} for speculate in (False, True)
+    }
     with ScriptedAPI() as api, lab_tab(api, cli) as lab:
         bench = Bench(lab, Answers(api))
-        for speculate in (False, True):
-            runs[speculate] = {case: [] for case in (*CASES, *RESTARTS)}
-            for _ in range(rounds):
+        # Off and on interleaved, in turn first: all of one setting and then the other put any
+        # drift of the machine's load between the settings (2 rounds each once read
+        # restart, Run All 0.829 -> 1.09 s; 8 interleaved rounds: bench/browser_restarts.py).
+        for r in range(rounds):
+            for speculate in (False, True) if r % 2 == 0 else (True, False):
                 for case, value in {**one_kernel(bench, speculate),
                                     **restarts(bench, speculate)}.items():  # fmt: skip
                     runs[speculate][case].append(value)
-            echo(f"speculate={speculate}: {runs[speculate]}")
+                echo(f"round {r} speculate={speculate}: {runs[speculate]}")
     table = section.table(
         "notebook:run-cell → first frame with the answer text (median s; warm cell: the anchor)",
         "situation", "issue, before spares", "speculate off", "speculate on",
