@@ -25,6 +25,7 @@ changes neither the layout nor the height (docs/kernel.md, section 4).
 from __future__ import annotations
 
 import base64
+import bisect
 import functools
 import pathlib
 import re
@@ -105,11 +106,46 @@ def _rendered(markdown: str, *, growing: bool = False) -> str:
     ``growing`` text is still being written: half a table or fence is held back. (The frame
     is in Jupyter's rendered-HTML class, as the record's output is, so font, line height,
     margins and the width the text wraps at match, and the swap at the end does not reflow.)"""
-    return (
-        render_markdown(markdown, growing=growing)
-        .replace(_PRE_OPEN, _COPY_BUTTON)
-        .replace("</pre>", "</pre></div>")
-    )
+    return _with_copy_buttons(render_markdown(markdown, growing=growing))
+
+
+def _with_copy_buttons(html: str) -> str:
+    return html.replace(_PRE_OPEN, _COPY_BUTTON).replace(_PRE_CLOSE, _PRE_CLOSE_BOX)
+
+
+_PRE_CLOSE = "</pre>"
+_PRE_CLOSE_BOX = "</pre></div>"
+
+
+class _CopyButtons:
+    """:func:`_with_copy_buttons` for the HTML of one growing block, flush after flush: the
+    HTML mostly grows at its end, so only what follows the last ``<`` before the part it
+    shares with the last call's is searched again (over a long code block's HTML, the two
+    replaces were most of a flush). Our renderer writes every ``<pre`` tag (model text is
+    escaped), and neither tag holds a second ``<``, so no tag crosses that point."""
+
+    def __init__(self) -> None:
+        self.html = self.out = ""
+        #: Where each tag is in ``html``, and how much longer ``out`` is after it.
+        self.tags: list[int] = []
+        self.grown: list[int] = []
+
+    def __call__(self, html: str) -> str:
+        at = max(0, self.html.rfind("<", 0, _shared_prefix(self.html, html)))
+        kept = bisect.bisect_left(self.tags, at)
+        tags, grown = self.tags[:kept], self.grown[:kept]
+        tail = html[at:]
+        for tag in _PRE_TAGS.finditer(tail):
+            tags.append(at + tag.start())
+            grown.append((grown[-1] if grown else 0) + len(_BOXED[tag.group()]) - len(tag.group()))
+        start = at + (self.grown[kept - 1] if kept else 0)
+        self.out = self.out[:start] + _with_copy_buttons(tail)
+        self.html, self.tags, self.grown = html, tags, grown
+        return self.out
+
+
+_BOXED = {_PRE_OPEN: _COPY_BUTTON, _PRE_CLOSE: _PRE_CLOSE_BOX}
+_PRE_TAGS = re.compile(f"{re.escape(_PRE_OPEN)}|{re.escape(_PRE_CLOSE)}")
 
 
 def compact(source: str, comment: str = "//") -> str:
@@ -217,6 +253,7 @@ class _Text(_Block):
         self.done: list[Piece] = []
         #: The change that last sent the growing block: a diff applies to that one only.
         self.sent_seq = 0
+        self.copy_buttons = _CopyButtons()
 
     def pieces(self, block: BlockView, seq: int) -> list[Piece]:
         assert isinstance(block, TextView | ThinkingView)
@@ -248,7 +285,10 @@ class _Text(_Block):
         # record's fence when it is finished, as a piece of its own or at the turn's end.
         html = ""
         if tail.strip():
-            html = _rendered(tail, growing=True) if growing else final_clean(_rendered(tail))
+            if growing:
+                html = self.copy_buttons(render_markdown(tail, growing=True))
+            else:
+                html = final_clean(_rendered(tail))
         head: Piece = {
             "id": self.id,
             "parent": self.parent,
