@@ -23,12 +23,13 @@ execute, at most 20 s), or, with speculation off, a 3 s reading pause (the same 
 never sees spares). Run: ``python -m bench.browser_latency [ROUNDS]`` or
 ``python -m bench --only browser_latency`` (not in the quick profile).
 
-Measured on an earlier, faster day of the 2-core box (CLI 2.1.328, load average 0.15-0.62,
-2 kernels per setting, medians, speculate off → on; the table is the latest run): a warm cell 0.154 → 0.143 s; re-running the newest cell 0.630 →
-0.289 s; re-running an earlier cell after typing into it 0.626 → 0.297 s; a new session
-(``-s``) 0.622 → 0.302 s; after a restart, Run All 0.829 → 1.09 s (``%load_ext`` included), the first cell 1.7 s after
-``%load_ext`` 0.223 → 0.300 s, once prewarmed 0.318 → 0.296 s. The issue's figures (0.46-5.1 s)
-were taken by hand on a busier machine before the spares; only the ratios compare.
+Measured on an earlier, faster day of the 2-core box (CLI 2.1.328, load average 0.15-0.62, 2
+kernels per setting, medians, speculate off → on; the table is the latest run): a warm cell
+0.154 → 0.143 s; re-running the newest cell 0.630 → 0.289 s; re-running an earlier cell after
+typing into it 0.626 → 0.297 s; a new session (``-s``) 0.622 → 0.302 s; after a restart, Run All
+0.829 → 1.09 s (``%load_ext`` included), the first cell 1.7 s after ``%load_ext`` 0.223 → 0.300
+s, once prewarmed 0.318 → 0.296 s. The issue's figures (0.46-5.1 s) were taken by hand on a
+busier machine before the spares; only the ratios compare.
 
 Those restart figures were noise: then all off ran before all on, 2 kernels each. The restart
 cases alone, off and on interleaved for 8 rounds (``python -m bench.browser_restarts 8``, on a
