@@ -110,11 +110,16 @@ def test_memory_samples_rss_and_fds(sections: dict[str, Section]) -> None:
     assert all(row[fds] > 0 for row in tables[0].rows)
 
 
-def test_shapes_count_both_surfaces_bytes(sections: dict[str, Section]) -> None:
-    (table,) = sections["shapes"].tables
+def test_shapes_count_both_surfaces_bytes_and_their_cpu_in_a_kernel(
+    sections: dict[str, Section],
+) -> None:
+    table, kernel = sections["shapes"].tables
     live, record = table.columns.index("live bytes"), table.columns.index("record bytes")
     assert {row[1] for row in table.rows} == {"widgets", "draft"}
     assert all(row[live] > 0 and row[record] > 0 for row in table.rows)
+    cpu = kernel.columns.index("kernel CPU s")
+    assert {row[1] for row in kernel.rows} == {"live widgets", "no widgets (Markdown draft)"}
+    assert all(row[cpu] > 0 for row in kernel.rows)
 
 
 def test_report_renders(sections: dict[str, Section], tmp_path: Path) -> None:
