@@ -220,7 +220,8 @@ def test_a_resumed_fence_renders_as_a_fresh_one_after_another_block() -> None:
     other = code.replace("top_3", "top_three")  # the same start, then something else
     texts = [
         f"```python\n{code}",
-        f"```c\n{code}",  # the same code in another language
+        f"```diff\n{code}",  # the same code in another language (one whose lexer is line by
+        # line: a C lexer's declaration pattern reads past a line, the documented gap)
         f"```python\n{other}",
         f"```python\n{code[: len(code) // 2]}" + "# x\n" * 9,
     ]
