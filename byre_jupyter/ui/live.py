@@ -93,6 +93,9 @@ PERMISSION_HELP = {
 # (the sanitizer keeps no role or tabindex attributes).
 _PRE_OPEN = "<pre "
 _COPY_BUTTON = '<div class="byre-code"><span class="byre-copy">Copy</span><pre '
+#: Each tag of a code box and what the live view writes for it.
+_BOXED = {_PRE_OPEN: _COPY_BUTTON, "</pre>": "</pre></div>"}
+_PRE_TAGS = re.compile("|".join(map(re.escape, _BOXED)))
 _PRE = "max-height:20em;overflow:auto;font-size:0.85em;margin:0.2em 0"
 #: Image types the module shows (an image's sniffed ``media_type``), as ``data:`` URLs.
 _IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
@@ -110,18 +113,14 @@ def _rendered(markdown: str, *, growing: bool = False) -> str:
 
 
 def _with_copy_buttons(html: str) -> str:
-    return html.replace(_PRE_OPEN, _COPY_BUTTON).replace(_PRE_CLOSE, _PRE_CLOSE_BOX)
-
-
-_PRE_CLOSE = "</pre>"
-_PRE_CLOSE_BOX = "</pre></div>"
+    return _PRE_TAGS.sub(lambda tag: _BOXED[tag.group()], html)
 
 
 class _CopyButtons:
     """:func:`_with_copy_buttons` for the HTML of one growing block, flush after flush: the
     HTML mostly grows at its end, so only what follows the last ``<`` before the part it
-    shares with the last call's is searched again (over a long code block's HTML, the two
-    replaces were most of a flush). Our renderer writes every ``<pre`` tag (model text is
+    shares with the last call's is searched again (over a long code block's HTML, wrapping
+    it whole was most of a flush). Our renderer writes every ``<pre`` tag (model text is
     escaped), and neither tag holds a second ``<``, so no tag crosses that point."""
 
     def __init__(self) -> None:
@@ -142,10 +141,6 @@ class _CopyButtons:
         self.out = self.out[:start] + _with_copy_buttons(tail)
         self.html, self.tags, self.grown = html, tags, grown
         return self.out
-
-
-_BOXED = {_PRE_OPEN: _COPY_BUTTON, _PRE_CLOSE: _PRE_CLOSE_BOX}
-_PRE_TAGS = re.compile(f"{re.escape(_PRE_OPEN)}|{re.escape(_PRE_CLOSE)}")
 
 
 def compact(source: str, comment: str = "//") -> str:
