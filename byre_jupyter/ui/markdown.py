@@ -395,12 +395,16 @@ class Verbatim:
         return self.opener == "$$"
 
 
-def verbatim_spans(text: str, *, math: bool = True) -> list[Verbatim]:
+@functools.lru_cache(maxsize=16)
+def verbatim_spans(text: str, *, math: bool = True) -> tuple[Verbatim, ...]:
     """Where code fences (and, with ``math``, ``$$`` blocks) are in ``text`` (newlines already
     normalised): an opener is indented at most three spaces, a backtick fence's info string
     has no backtick; a fence closes on a line of its own character, at least as long, with
     only spaces after it; one left open runs to the end. The one scanner of this package:
-    block splitting, streaming tolerance, the inert Markdown and the draft all use it."""
+    block splitting, streaming tolerance, the inert Markdown and the draft all use it.
+
+    Cached (a tuple, immutable): a flush of the live view asks about the same growing block
+    from its splitter, its tolerance and its fence (bench/RESULTS.md, shapes)."""
     spans: list[Verbatim] = []
     opened: re.Match[str] | None = None
     for edge in _VERBATIM_EDGE.finditer("\n" + text):  # (offsets: see _VERBATIM_EDGE)
@@ -425,7 +429,7 @@ def verbatim_spans(text: str, *, math: bool = True) -> list[Verbatim]:
             opened = None
     if opened is not None:
         spans.append(_verbatim(opened, len(text), closed=False))
-    return spans
+    return tuple(spans)
 
 
 def _verbatim(opened: re.Match[str], end: int, *, closed: bool) -> Verbatim:
@@ -582,13 +586,15 @@ def tolerant_markdown(text: str) -> str:
     unclosed code fence needs nothing: CommonMark runs it to the end. Only for the growing
     part of the live view; the final record renders the text as it is.
     """
+    # (A trailing newline adds no fence edge: the spans are those of the text without it, but
+    # for where an open one ends; the same call as the growing fence's, which the cache meets.)
+    spans = verbatim_spans(text, math=False)
+    if spans and not spans[-1].closed:
+        return text  # an unclosed fence runs to the end (a growing code block: no split)
     lines = text.split("\n")
     ending = [""] if len(lines) > 1 and lines[-1] == "" else []  # text ends with a newline
     if ending:
         lines.pop()
-    spans = verbatim_spans("\n".join(lines), math=False)
-    if spans and not spans[-1].closed:
-        return text  # an unclosed fence runs to the end
     after = spans[-1].end if spans else 0  # tables and half fences only count after it
     table_start: int | None = None
     offset = 0

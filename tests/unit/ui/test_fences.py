@@ -35,7 +35,7 @@ def _draft_window(text: str) -> str:
 def test_not_a_fence_for_any_consumer(name: str) -> None:
     line = NOT_FENCES[name]
     text = f"{line}\n<b>x</b>\n\n" + "word " * (DRAFT_PART_CHARS // 2)
-    assert verbatim_spans(text) == []
+    assert verbatim_spans(text) == ()
     assert len(split_blocks(text)) == 2  # a blank line ends it: it is no fence
     # The inert Markdown treats what follows as prose: its "<" is an entity.
     assert "<b>" not in inert_markdown(text)

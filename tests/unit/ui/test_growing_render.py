@@ -274,3 +274,33 @@ def test_a_growing_paragraph_renders_each_finished_piece_once(
     assert len(text) > 5 * PARAGRAPH_PIECE_CHARS
     # (a whole render per flush renders the whole paragraph, five pieces long, at the end)
     assert max(map(len, rendered)) < 2 * PARAGRAPH_PIECE_CHARS
+
+
+def test_a_flush_of_a_growing_fence_scans_it_for_fences_at_most_twice(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The live view's splitter, the block's tolerance and its fence all ask where the code
+    is; each scan reads the whole block, so a flush asks the scanner at most twice (with and
+    without ``$$``), however often the same text is asked about."""
+    from byre_jupyter.ui.blocks import TextView
+    from byre_jupyter.ui.live import _Text
+
+    scans: list[int] = []
+    edge = markdown._VERBATIM_EDGE
+
+    class Counting:
+        def finditer(self, text: str) -> Iterator[re.Match[str]]:
+            scans.append(len(text))
+            return edge.finditer(text)
+
+    monkeypatch.setattr(markdown, "_VERBATIM_EDGE", Counting())
+    getattr(markdown.verbatim_spans, "cache_clear", lambda: None)()
+    block = TextView(id="t")
+    tracker = _Text(block, "", "body")
+    per_flush = []
+    for prefix in deltas(f"Here it is:\n\n```python\n{python_code(40)}", 37):
+        block.text, block.version = prefix, block.version + 1
+        before = len(scans)
+        tracker.pieces(block, block.version)
+        per_flush.append(len(scans) - before)
+    assert max(per_flush[4:]) <= 2, per_flush
