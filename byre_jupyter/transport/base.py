@@ -83,7 +83,10 @@ MAX_BATCH_LINES = 50
 
 
 async def line_batches(
-    read: Callable[[], Awaitable[bytes | None]], max_line_bytes: int, settle: float = 0.0
+    read: Callable[[], Awaitable[bytes | None]],
+    max_line_bytes: int,
+    settle: float = 0.0,
+    waited: Callable[[], bool] | None = None,
 ) -> AsyncIterator[list[bytes | LineTooLongError]]:
     """The complete lines of each chunk ``read`` returns, as lists of at most
     :data:`MAX_BATCH_LINES`, until it returns an empty chunk or None (EOF): one await per batch,
@@ -94,7 +97,13 @@ async def line_batches(
     otherwise costs a read, a dispatch and a consumer wake-up per line, which made the event
     loop's own overhead most of the kernel's CPU while streaming (bench/RESULTS.md, benchmark
     3). At full speed chunks are large and reads go back to back, with a pass of the event
-    loop between them."""
+    loop between them.
+
+    ``waited()`` (the reader's own word: its last read found the pipe empty and waited for
+    it) makes that pause a quarter of ``settle``: the CLI had been quiet, so this may be the
+    first line of an answer, and the next ones should not wait the whole settle to be shown.
+    In a steady stream every read finds what the pause gathered, and the whole settle
+    applies."""
     splitter = LineSplitter(max_line_bytes)
     pause: float | None = None  # before the next read
     while True:
@@ -111,6 +120,8 @@ async def line_batches(
         # lines ahead of them, which then outlive the cyclic GC's young generation and make
         # its collections slow (bench/RESULTS.md 1: GC 0.59 s -> 0.28 s of a 200,000-line turn).
         pause = settle if settle > 0 and len(chunk) < SMALL_CHUNK else 0
+        if pause and waited is not None and waited():
+            pause = settle / 4
         lines = list(splitter.feed(chunk))
         for start in range(0, len(lines), MAX_BATCH_LINES):
             if start:

@@ -38,10 +38,11 @@ __all__ = ["SubprocessTransport", "subprocess_transport"]
 log = logging.getLogger(__name__)
 
 _READ_CHUNK = 1 << 18
-#: At most one small read per this many seconds (see transport.base.line_batches and
-#: docs/kernel.md, section 6): at most 20 ms of latency, beside the live view's 80 ms flushes,
-#: for a fraction of the wake-ups.
-_SETTLE = 0.020
+#: At most one small read per this many seconds while the CLI streams steadily (see
+#: transport.base.line_batches and docs/kernel.md, section 6): at most 40 ms of latency,
+#: two reads per flush of the live view (80 ms), for a fraction of the wake-ups; a quarter of
+#: it after a read that found the pipe quiet (the first lines of an answer).
+_SETTLE = 0.040
 _LIVE: weakref.WeakSet[SubprocessTransport] = weakref.WeakSet()
 
 
@@ -98,15 +99,19 @@ class _PipeReader:
         os.set_blocking(fd, False)
         self._file = open(fd, "rb", buffering=0)  # noqa: SIM115 - closed at EOF
         self._loop = asyncio.get_running_loop()
+        #: Whether the last :meth:`read` found the pipe empty and waited for the CLI.
+        self.waited = False
 
     async def read(self) -> bytes:
         """The next chunk (at most ``_READ_CHUNK`` bytes), or ``b""`` at EOF."""
+        self.waited = False
         while not self._file.closed:
             chunk = self._file.read(_READ_CHUNK)  # None: nothing yet (non-blocking)
             if chunk is not None:
                 if not chunk:
                     self._file.close()
                 return chunk
+            self.waited = True
             readable = self._loop.create_future()
             fd = self._file.fileno()
             self._loop.add_reader(fd, _resolve, readable)
@@ -224,7 +229,10 @@ class SubprocessTransport:
         was a measurable share of the cost. Over-long lines come as LineTooLongError items.
         """
         assert self._stdout is not None
-        async for batch in line_batches(self._stdout.read, self.max_line_bytes, _SETTLE):
+        stdout = self._stdout
+        async for batch in line_batches(
+            stdout.read, self.max_line_bytes, _SETTLE, lambda: stdout.waited
+        ):
             yield batch
 
     async def lines(self) -> AsyncIterator[bytes | LineTooLongError]:

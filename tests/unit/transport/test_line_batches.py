@@ -60,3 +60,22 @@ async def test_a_chunk_of_many_lines_is_handed_over_a_few_dozen_at_a_time(log: l
     assert [line for batch in batches for line in batch] == lines
     assert [len(batch) for batch in batches] == [50, 50, 20]
     assert log == ["read", "sleep 0", "sleep 0", "sleep 0", "read"]
+
+
+async def test_after_a_read_that_waited_for_a_quiet_pipe_the_pause_is_shorter(
+    log: list[str],
+) -> None:
+    # The first lines after a quiet spell (an answer starting) are read again soon; once reads
+    # find what the pause gathered (a steady stream), the whole settle applies.
+    chunks = [b"1\n", b"2\n", b"3\n", b""]
+    waits = [True, False, True, False]
+    read = reader(chunks, log)
+    said: list[bool] = []
+
+    def waited() -> bool:
+        said.append(waits[len(said)])
+        return said[-1]
+
+    batches = [batch async for batch in line_batches(read, 1 << 20, 0.04, waited)]
+    assert batches == [[b"1"], [b"2"], [b"3"]]
+    assert log == ["read", "sleep 0.01", "read", "sleep 0.04", "read", "sleep 0.01", "read"]
