@@ -84,7 +84,10 @@ def _benchmarks(p: Profile) -> dict[str, Callable[[], Section]]:
         "redact": lambda: redact.measure(p.redact_mib),
         "spare": lambda: spare.measure(1 if p.latency_quick else 3, smoke=p.name == "smoke"),
         "shapes": lambda: shapes.measure(
-            p.shapes_scale, p.shapes_reps, shapes.SHAPES if p.name != "smoke" else ("code",)
+            p.shapes_scale,
+            p.shapes_reps,
+            shapes.SHAPES if p.name != "smoke" else ("code",),
+            kernel_reps=1 if p.name == "smoke" else 3,
         ),
         "widget_bytes": lambda: widget_bytes.measure(),
         "browser_latency": lambda: browser_latency.measure(1 if p.latency_quick else 2),

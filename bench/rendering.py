@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from .common import Section, fake_cli, fmt, method_of, plan_env, summary
@@ -51,13 +52,17 @@ def _setup(cli: str, env: dict[str, str], live: bool) -> str:
 
 
 def turn_cpu(
-    turn: Path, pace: float, reps: int, surfaces: tuple[bool, ...] = (True, False)
+    turn: Path | Sequence[Path],
+    pace: float,
+    reps: int,
+    surfaces: tuple[bool, ...] = (True, False),
 ) -> dict[str, list[dict[str, float]]]:
-    """Kernel CPU of ``%%claude`` turns replaying ``turn`` (a stream-json file) at ``pace``
-    lines a second, with live widgets and without (``surfaces``: ``Claude.live``); a fresh
-    kernel each, one warm-up turn first."""
+    """Kernel CPU of ``%%claude`` turns replaying ``turn`` (a stream-json file; or one file
+    per measured turn, ``reps`` of them) at ``pace`` lines a second, with live widgets and
+    without (``surfaces``: ``Claude.live``); a fresh kernel each, one warm-up turn first."""
     small = text_turn_file(20, prose_words=1)
-    env = plan_env((small, 0), (turn, pace))
+    turns = [turn] if isinstance(turn, Path) else list(turn)
+    env = plan_env((small, 0), *((t, pace) for t in turns))
     out: dict[str, list[dict[str, float]]] = {}
     for live in surfaces:
         name = SURFACES[live]
@@ -67,7 +72,7 @@ def turn_cpu(
             k.run("%%claude\nwarm up", timeout=120)
             for _ in range(reps):
                 k.run("c0, w0 = time.process_time(), time.monotonic()")
-                k.run("%%claude\ngo", timeout=120 + 3 * _lines(turn) / pace)
+                k.run("%%claude\ngo", timeout=120 + 3 * max(map(_lines, turns)) / pace)
                 report, _ = k.run_json(
                     "print(json.dumps({'cpu': time.process_time() - c0, "
                     "'wall': time.monotonic() - w0}))"

@@ -74,8 +74,9 @@ def _pieces(text: str, size: int = 4) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
-def _shape_text(shape: str, scale: float, rng: random.Random) -> list[str]:
-    """The deltas of one text block of ``shape`` (sizes of the issue at ``scale`` 1)."""
+def _shape_text(shape: str, scale: float, rng: random.Random, variant: int = 0) -> list[str]:
+    """The deltas of one text block of ``shape`` (sizes of the issue at ``scale`` 1); another
+    ``variant`` is the same shape with other words and names."""
     if shape == "prose":
         deltas = []
         for i in range(int(10_000 * scale)):
@@ -92,7 +93,9 @@ def _shape_text(shape: str, scale: float, rng: random.Random) -> list[str]:
     if shape == "code":
         lines = [
             line.format(name=f"top_{n}", n=n)
-            for n in range(int(1000 * scale) // len(_CODE_LINES))
+            for n in range(
+                variant * 10_000, variant * 10_000 + int(1000 * scale) // len(_CODE_LINES)
+            )
             for line in _CODE_LINES
         ]
         return _pieces("Here it is:\n\n```python\n" + "\n".join(lines) + "\n```\n")
@@ -106,9 +109,9 @@ def _shape_text(shape: str, scale: float, rng: random.Random) -> list[str]:
     raise ValueError(shape)
 
 
-def shape_lines(shape: str, scale: float = 1.0) -> list[bytes]:
-    """The stream-json lines of one turn of ``shape``."""
-    rng = random.Random(7)
+def shape_lines(shape: str, scale: float = 1.0, variant: int = 0) -> list[bytes]:
+    """The stream-json lines of one turn of ``shape`` (``variant``: see :func:`_shape_text`)."""
+    rng = random.Random(7 + variant)
     w = _Writer(rng, SESSION)
     lines = [w.init(), w.status()]
     if shape == "mix":
@@ -118,17 +121,18 @@ def shape_lines(shape: str, scale: float = 1.0) -> list[bytes]:
             del n
         lines += w.message(thinking=0, text=int(1200 * scale), tool=None)
         return [*lines, w.result("done", 5)]
-    lines += _text_message(w, _shape_text(shape, scale, rng))
+    lines += _text_message(w, _shape_text(shape, scale, rng, variant))
     return [*lines, w.result("done", 1)]
 
 
-def shape_file(shape: str, scale: float = 1.0) -> Path:
+def shape_file(shape: str, scale: float = 1.0, variant: int = 0) -> Path:
     """:func:`shape_lines` as a stream-json file for the fake CLI (cached)."""
 
     def build(f: Any) -> None:
-        f.write(b"".join(line + b"\n" for line in shape_lines(shape, scale)))
+        f.write(b"".join(line + b"\n" for line in shape_lines(shape, scale, variant)))
 
-    return _cached(f"shape-v{GEN_VERSION}-{shape}-x{scale:g}.jsonl", build)
+    name = f"shape-v{GEN_VERSION}-{shape}-x{scale:g}" + (f"-{variant}" if variant else "")
+    return _cached(f"{name}.jsonl", build)
 
 
 def _text_message(w: _Writer, deltas: list[str]) -> Iterator[bytes]:
@@ -264,7 +268,9 @@ def replay(shape: str, surface: str, scale: float, rate: float = DELTA_RATE) -> 
     }
 
 
-def measure(scale: float = 1.0, reps: int = 1, shapes: tuple[str, ...] = SHAPES) -> Section:
+def measure(
+    scale: float = 1.0, reps: int = 1, shapes: tuple[str, ...] = SHAPES, kernel_reps: int = 3
+) -> Section:
     section = Section("shapes", "8. Streaming cost per shape of answer", method_of(__doc__))
     table = section.table(
         f"{DELTA_RATE:g} deltas/s, sizes x{scale:g}; median of {reps} runs, fresh interpreter each",
@@ -318,7 +324,7 @@ def measure(scale: float = 1.0, reps: int = 1, shapes: tuple[str, ...] = SHAPES)
             )
     kernel = section.table(
         f"In a real kernel: a %%claude cell, the fake CLI writing the shape's lines at "
-        f"{DELTA_RATE:g} deltas/s; median of {reps} warm turns, a fresh kernel per surface",
+        f"{DELTA_RATE:g} deltas/s; median of {kernel_reps} warm turns, a fresh kernel per surface",
         "shape",
         "surface",
         "turn s",
@@ -326,9 +332,13 @@ def measure(scale: float = 1.0, reps: int = 1, shapes: tuple[str, ...] = SHAPES)
         "CPU % of a core",
     )
     for shape in shapes:
-        lines = shape_lines(shape, scale)
+        lines = shape_lines(shape, scale, 1)
         deltas = sum(b'"content_block_delta"' in line for line in lines)
-        cpu = turn_cpu(shape_file(shape, scale), len(lines) / (deltas / DELTA_RATE), reps)
+        pace = len(lines) / (deltas / DELTA_RATE)
+        # Each measured turn another variant of the shape: the same answer again would find
+        # the renderer's caches full of it (its blocks, chunks and record), as no user's would.
+        turns = [shape_file(shape, scale, variant) for variant in range(1, kernel_reps + 1)]
+        cpu = turn_cpu(turns, pace, kernel_reps)
         for name, reports in cpu.items():
             wall = summary([r["wall"] for r in reports])["median"]
             used = summary([r["cpu"] for r in reports])["median"]
