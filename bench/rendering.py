@@ -30,8 +30,8 @@ measured turns are warm.
 from __future__ import annotations
 
 import tempfile
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from .common import Section, fake_cli, fmt, method_of, plan_env, summary
