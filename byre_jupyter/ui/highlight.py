@@ -38,6 +38,7 @@ from pygments.token import (
 )
 from pygments.util import ClassNotFound
 
+from byre_jupyter.ui.lexing import faster
 from byre_jupyter.ui.reveal import reveal_html
 
 __all__ = [
@@ -123,7 +124,8 @@ def _lexer(language: str) -> Lexer | None:
     if not language:
         return None
     try:
-        return get_lexer_by_name(language, stripnl=False, ensurenl=False)
+        # (with the first-character driver of ui/lexing.py: the same tokens, in half the time)
+        return faster(get_lexer_by_name(language, stripnl=False, ensurenl=False))
     except ClassNotFound:
         return None
 
