@@ -4,6 +4,7 @@ each position (counted, not timed)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import textwrap
@@ -43,8 +44,10 @@ _NAMES = (
 LANGUAGES = tuple(language for language in _NAMES if _exists(language))
 
 
+@functools.cache
 def both(language: str) -> tuple[Any, Any]:
-    """The lexer we highlight with, and Pygments' own."""
+    """The lexer we highlight with, and Pygments' own (one of each per language, as
+    ``highlight._lexer`` keeps them: reading the rules is the driver's one-off cost)."""
     ours = lexing.faster(get_lexer_by_name(language, stripnl=False, ensurenl=False))
     theirs = get_lexer_by_name(language, stripnl=False, ensurenl=False)
     return ours, theirs
