@@ -171,6 +171,15 @@ def test_a_lexer_with_a_loop_of_its_own_is_left_as_it_is() -> None:
     assert "get_tokens_unprocessed" in vars(python)
 
 
+def test_highlighting_lexes_with_the_driver() -> None:
+    """The lexers the live view and the record highlight with are the driver's (else every
+    test above compares Pygments with itself, where it counts)."""
+    from byre_jupyter.ui import highlight
+
+    lexer = highlight._lexer("python")
+    assert vars(lexer)["get_tokens_unprocessed"].__func__ is lexing._tokens
+
+
 def test_the_newline_no_rule_takes_is_the_token_pygments_yields() -> None:
     class OnlyA(RegexLexer):
         tokens = {"root": [("a", lexing.Text)]}  # noqa: RUF012
