@@ -239,27 +239,29 @@ _REPEATS = tuple(
 )
 
 
+def _word(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+#: ``\\s``, ``\\d`` and ``\\w`` as ``re`` reads them in a str pattern, without and with
+#: ``re.ASCII``; their negations (``\\S``...) are the same tests, negated.
+_CATEGORIES: dict[Any, tuple[Callable[[str], bool], Callable[[str], bool]]] = {
+    _sre.CATEGORY_SPACE: (str.isspace, lambda c: c in " \t\n\r\f\v"),
+    _sre.CATEGORY_DIGIT: (str.isdecimal, lambda c: "0" <= c <= "9"),
+    _sre.CATEGORY_WORD: (_word, lambda c: c.isascii() and _word(c)),
+}
+_NEGATED = {
+    _sre.CATEGORY_NOT_SPACE: _sre.CATEGORY_SPACE,
+    _sre.CATEGORY_NOT_DIGIT: _sre.CATEGORY_DIGIT,
+    _sre.CATEGORY_NOT_WORD: _sre.CATEGORY_WORD,
+}
+
+
 def _category(name: Any, flags: _Flags) -> Callable[[str], bool] | None:
-    """As ``re`` reads ``\\s``, ``\\d`` and ``\\w`` (and their negations) in a str pattern."""
-    ascii_ = flags.ascii
-    tests: dict[Any, Callable[[str], bool]] = {
-        _sre.CATEGORY_SPACE: (lambda c: c in " \t\n\r\f\v") if ascii_ else str.isspace,
-        _sre.CATEGORY_DIGIT: (lambda c: "0" <= c <= "9") if ascii_ else str.isdecimal,
-        _sre.CATEGORY_WORD: (
-            (lambda c: c.isascii() and (c.isalnum() or c == "_"))
-            if ascii_
-            else (lambda c: c.isalnum() or c == "_")
-        ),
-    }
-    negated = {
-        _sre.CATEGORY_NOT_SPACE: _sre.CATEGORY_SPACE,
-        _sre.CATEGORY_NOT_DIGIT: _sre.CATEGORY_DIGIT,
-        _sre.CATEGORY_NOT_WORD: _sre.CATEGORY_WORD,
-    }
-    if name in tests:
-        return tests[name]
-    if name in negated:
-        test = tests[negated[name]]
+    if name in _CATEGORIES:
+        return _CATEGORIES[name][flags.ascii]
+    if name in _NEGATED:
+        test = _CATEGORIES[_NEGATED[name]][flags.ascii]
         return lambda c: not test(c)
     return None
 
