@@ -26,6 +26,7 @@ Pure module: no IPython or ipywidgets imports.
 
 from __future__ import annotations
 
+import collections
 import functools
 import html
 import re
@@ -182,10 +183,10 @@ def _render(text: str) -> str:
 #: kernel's memory, for paragraphs of prose well under 1 MiB.
 _render_cached = functools.lru_cache(maxsize=512)(_render)
 _CACHED_BLOCK_CHARS = 4096
-#: A long block (a big code block or table) is rendered whole when it is finished, by the live
-#: view and again by the record the turn ends with, a moment later; a whole 1,000-line code
-#: block is highlighted in about half a second. The last two such blocks are kept (a few MiB
-#: at most: the HTML of blocks up to 256 Ki characters).
+#: A long block (a big code block, a table no live view grew) is rendered whole when it is
+#: finished, by the live view and again by the record the turn ends with, a moment later; a
+#: whole 1,000-line code block is highlighted in about a tenth of a second. The last two such
+#: blocks are kept (a few MiB at most: the HTML of blocks up to 256 Ki characters).
 _render_long = functools.lru_cache(maxsize=2)(_render)
 _LONG_BLOCK_CHARS = 1 << 18
 
@@ -193,7 +194,30 @@ _LONG_BLOCK_CHARS = 1 << 18
 def _render_block(text: str) -> str:
     if len(text) <= _CACHED_BLOCK_CHARS:
         return _render_cached(text)
+    if (table := _finished_table(text)) is not None:
+        return table
     return _render_long(text) if len(text) <= _LONG_BLOCK_CHARS else _render(text)
+
+
+def _finished_table(text: str) -> str | None:
+    """A long finished table the live view rendered in pieces while it grew, from those pieces
+    (cached). A text that :func:`tolerant_markdown` leaves as it is renders in pieces to what
+    it renders to whole (the growing render's invariant), so the record is the one it always
+    was; a table it would change (a row without its closing pipe, an indented row) is
+    rendered whole. Rendered whole again, a 500-row table cost its turn 30 ms of the kernel's
+    110 ms of rendering; but a table no live view grew (the draft, a headless run) is rendered
+    whole, as its pieces rendered cold cost a quarter more (the head again in each)."""
+    if not text.startswith("|") or _first_piece(text) not in _GROWN_TABLES:
+        return None
+    return _table_pieces(text, finished=True) if tolerant_markdown(text) == text else None
+
+
+#: The first pieces of the tables the live view rendered in pieces lately.
+_GROWN_TABLES: collections.deque[str] = collections.deque(maxlen=4)
+
+
+def _first_piece(text: str) -> str:
+    return "\n".join(text.split("\n", 2 + TABLE_PIECE_ROWS)[: 2 + TABLE_PIECE_ROWS])
 
 
 # --- the growing block, in pieces ---------------------------------------------------------------
@@ -208,7 +232,7 @@ def _render_block(text: str) -> str:
 # equals ``_render(tolerant_markdown(block))``, byte for byte (tests/unit/ui/
 # test_growing_render.py), with one documented exception in :func:`code_chunks`. Anything
 # else, or a piece that does not render as expected, is rendered whole as before. Only the
-# live view's growing text takes this path; the final record is always rendered whole.
+# live view's growing text takes this path, and a finished table (:func:`_finished_table`).
 
 #: Rows per piece of a growing table.
 TABLE_PIECE_ROWS = 8
@@ -249,8 +273,9 @@ def _clean_box() -> tuple[str, str]:
     return cleaned[:at], cleaned[at:]
 
 
-def _table_pieces(text: str) -> str | None:
-    """A block that is one table: its head once, its rows :data:`TABLE_PIECE_ROWS` at a time."""
+def _table_pieces(text: str, *, finished: bool = False) -> str | None:
+    """A block that is one table: its head once, its rows :data:`TABLE_PIECE_ROWS` at a time.
+    The pieces before the last are cached, and the last too in a ``finished`` table."""
     lines = text.rstrip("\n").split("\n")
     if len(lines) <= 2 + TABLE_PIECE_ROWS or not all(line.startswith("|") for line in lines):
         return None
@@ -262,14 +287,16 @@ def _table_pieces(text: str) -> str | None:
     opening = ""
     for at in range(0, len(rows), TABLE_PIECE_ROWS):
         piece = "\n".join(rows[at : at + TABLE_PIECE_ROWS])
-        finished = at + TABLE_PIECE_ROWS < len(rows)
-        rendered = (_render_cached if finished else _render)(f"{head}\n{piece}")
+        cached = finished or at + TABLE_PIECE_ROWS < len(rows)
+        rendered = (_render_cached if cached else _render)(f"{head}\n{piece}")
         before, tbody, inner = rendered.partition("<tbody>\n")
         inner, end, after = inner.rpartition("</tbody>\n</table>\n")
         if not tbody or not end or after or (opening and before != opening):
             return None  # a row that makes it no table (mistune drops the table for it)
         opening = before
         parts.append(inner)
+    if not finished and (first := _first_piece(text)) not in _GROWN_TABLES:
+        _GROWN_TABLES.append(first)
     return f"{opening}<tbody>\n{''.join(parts)}</tbody>\n</table>\n"
 
 

@@ -10,6 +10,8 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from byre_jupyter.ui import highlight, markdown
 from byre_jupyter.ui.highlight import CHUNK_LINES
@@ -52,8 +54,7 @@ def whole(text: str, *, growing: bool) -> str:
     whole, the last through tolerant_markdown while it grows."""
     *done, last = split_blocks(normalize_newlines(text))
     last = tolerant_markdown(last) if growing else last
-    # (finished blocks as render_markdown caches them: only the last one is rendered in pieces)
-    return "".join(map(markdown._render_block, done)) + markdown._render(last)
+    return "".join(map(markdown._render, done)) + markdown._render(last)
 
 
 def python_code(lines: int) -> str:
@@ -261,6 +262,81 @@ def test_a_growing_table_renders_each_finished_piece_once(
     # each full piece once as the last piece with its last row written, once finished: a
     # whole render per flush would render it again at every flush after
     assert len(full) >= 9 and max(full.values()) <= 2
+
+
+def test_a_long_table_is_rendered_whole_neither_live_nor_in_the_record(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A finished table renders in the same pieces as it did while it grew, which the live
+    view rendered already: the live view's last flush and the record take them from the cache,
+    where rendering the whole table again was a third of what a long table cost its turn."""
+    rows = "\n".join(f"| {n} | value {n} {random.random()} |" for n in range(40 * TABLE_PIECE_ROWS))
+    text = f"The table:\n\n| a | b |\n|---|--:|\n{rows}\n\nAfter."
+    *_, table, _after = split_blocks(text)
+    assert len(table) > markdown._CACHED_BLOCK_CHARS
+    expected = whole(text, growing=False)  # (before the spy: the reference renders it whole)
+    rendered = spy(monkeypatch, markdown, "_markdown")
+    for prefix in deltas(text, 40):
+        render_markdown(prefix, growing=True)
+    live = render_markdown(table)  # the live view, the table frozen
+    record = render_markdown(text)
+    assert max(text.count("\n") for text in rendered) <= TABLE_PIECE_ROWS + 2
+    assert record == expected
+    assert live in record
+
+
+_CELL = st.lists(
+    st.sampled_from(
+        ["a", "1", " ", "`", "\\|", "*", "_", "<b>", "&", "[x](y)", "é", ":", "-", "~", "$"]
+    ),
+    max_size=8,
+).map("".join)
+
+
+@st.composite
+def finished_tables(draw: st.DrawFn) -> str:
+    """A table as a model may finish it: mostly good rows, and now and then one of another
+    width, without its closing pipe, indented, with trailing spaces, or a line that ends or
+    spoils the table."""
+    width = draw(st.integers(1, 4))
+    header = "|" + "|".join(draw(st.lists(_CELL, min_size=width, max_size=width))) + "|"
+    delimiter = (
+        "|"
+        + "|".join(draw(st.sampled_from(["---", ":--", "--:", ":-:", " - "])) for _ in range(width))
+        + "|"
+    )
+    rows = []
+    for _ in range(draw(st.integers(TABLE_PIECE_ROWS + 1, 4 * TABLE_PIECE_ROWS))):
+        if draw(st.integers(0, 39)):  # mostly a good row, as wide as the header
+            rows.append("|" + "|".join(draw(st.lists(_CELL, min_size=width, max_size=width))) + "|")
+            continue
+        cells = draw(st.lists(_CELL | st.just("a\\"), min_size=0, max_size=width + 2))
+        row = "|" + "|".join(cells) + draw(st.sampled_from(["|", "", " | ", "\\|"]))
+        rows.append(draw(st.sampled_from(["", " ", "   ", "x", "> "])) + row)
+    return "\n".join([header, delimiter, *rows])
+
+
+@settings(max_examples=150, deadline=None)
+@given(finished_tables(), st.sampled_from(["", "\n", "\n\nAfter."]))
+def test_a_finished_table_renders_as_it_always_did(table: str, after: str) -> None:
+    """The record of a finished long table, rendered from its pieces, is the whole render byte
+    for byte (the small-block cache's bound made small, so that every table here is long)."""
+    text = f"Intro.\n\n{table}{after}"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(markdown, "_CACHED_BLOCK_CHARS", 16)
+        render_markdown(f"Intro.\n\n{table}", growing=True)  # the live view, as it grew
+        assert render_markdown(text) == whole(text, growing=False)
+
+
+def test_a_long_table_no_live_view_grew_is_rendered_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The draft and a headless run render a table only when it is finished: its pieces would
+    all be rendered cold, the head again in each, which costs more than the whole."""
+    rows = "\n".join(f"| {n} | cold {n} {random.random()} |" for n in range(40 * TABLE_PIECE_ROWS))
+    text = f"Before.\n\n| a | b |\n|---|--:|\n{rows}\n"
+    expected = whole(text, growing=False)
+    rendered = spy(monkeypatch, markdown, "_markdown")
+    assert render_markdown(text) == expected
+    assert rendered == split_blocks(text)  # each block once, the table whole
 
 
 def test_a_growing_paragraph_renders_each_finished_piece_once(
