@@ -24,7 +24,7 @@ re-running them branches from there.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -33,7 +33,7 @@ from ..tools.notebook_edit import valid_cell_id
 from ..ui import TurnView
 from ..ui.history import HistoryEntry, history_bundle
 from ..ui.viewmodel import StaleMark
-from .surfaces import current_cell_id
+from .surfaces import Restate, current_cell_id
 
 __all__ = [
     "ConversationTree",
@@ -63,11 +63,12 @@ class TurnNode:
     stale_since: int | None = None
     #: The turn's view, whose record shows the stale mark (``TurnView.stale``).
     view: TurnView | None = field(default=None, repr=False)
-    #: Shows the turn's finished record again in place, once it has one.
-    republish: Callable[[], None] | None = field(default=None, repr=False)
-    #: Takes this turn's portable record out of its saved output (``Claude.portable``), while
-    #: it holds one: a newer turn of the session calls it when it saves its own.
-    drop_record: Callable[[], None] | None = field(default=None, repr=False)
+    #: Shows the turn's finished record again in place, once it has one (its surface's
+    #: ``record()``: the view and output slot, not the turn's widgets).
+    restate: Restate | None = field(default=None, repr=False)
+    #: The portable record (``Claude.portable``) the turn's saved output holds, while it holds
+    #: it: a newer turn of the session takes it out when it saves its own.
+    portable: Mapping[str, Any] | None = field(default=None, repr=False)
 
     def finish(self, result: TurnResult | None) -> None:
         self.done = True
@@ -84,8 +85,15 @@ class TurnNode:
         if self.cell is None or self.view is None:
             return
         self.view.stale = mark
-        if self.republish is not None:
-            self.republish()
+        if self.restate is not None:
+            self.restate(self.portable)
+
+    def drop_portable(self) -> None:
+        """Take the portable record out of this turn's saved output, if it holds one."""
+        if self.portable is not None:
+            self.portable = None
+            if self.restate is not None:
+                self.restate(None)
 
     def label(self) -> str:
         return f"[{self.execution_count}]" if self.execution_count is not None else "[ ]"

@@ -11,6 +11,7 @@ sanitized HTML), and the static bundle takes its slot at the end.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -23,14 +24,21 @@ from ..ui.blocks import BlockView
 from ..ui.coalesce import Coalescer
 from ..ui.draft import Draft
 
-__all__ = ["Surface", "SurfaceControls", "current_cell_id", "frontend_kind", "make_surface"]
+__all__ = [
+    "Restate",
+    "Surface",
+    "SurfaceControls",
+    "current_cell_id",
+    "frontend_kind",
+    "make_surface",
+]
 
 
 class Surface(Protocol):
     def set_models(self, models: Sequence[str], value: str | None) -> None: ...
     def update(self, changed: Sequence[BlockView]) -> None: ...
     def finish(self, extra: Mapping[str, Any] | None = None) -> None: ...
-    def restate(self, extra: Mapping[str, Any] | None = None) -> None: ...
+    def record(self) -> Restate: ...
     def ask(self, tool_name: str, tool_input: Mapping[str, Any]) -> ApprovalCard | None: ...
     def reject_pending(self, reason: str) -> None: ...
     def show_permission_mode(self, mode: str) -> None: ...
@@ -80,11 +88,24 @@ def _replace_with_static(
         display(extra_data, metadata=extra_metadata, raw=True)
 
 
+#: Shows a finished turn's record again in its output, with other ``extra`` metadata.
+Restate = Callable[[Mapping[str, Any] | None], None]
+
+
 def _restate(view: TurnView, handle: DisplayHandle, extra: Mapping[str, Any] | None) -> None:
-    """The finished record again with other ``extra`` metadata (a later turn took over the
-    portable record); its images, separate outputs, stay as they are."""
+    """The finished record again with other ``extra`` metadata (its stale mark changed, or a
+    later turn took over the portable record); its images, separate outputs, stay as they
+    are."""
     data, metadata = static_outputs(view, image_budget=0, extra=extra)[0]
     handle.update(data, metadata=metadata, raw=True)
+
+
+def _record(view: TurnView, handle: DisplayHandle) -> Restate:
+    """:func:`_restate` for one record, holding its view and output slot only: a turn's node
+    keeps it while the conversation tree lives, where the surface holds the live widgets, and
+    through their controls the whole turn (58.9 KiB a short turn in a kernel, kept for every
+    turn: bench/RESULTS.md, memory)."""
+    return functools.partial(_restate, view, handle)
 
 
 @dataclass(frozen=True)
@@ -153,8 +174,8 @@ class WidgetSurface:
         finally:
             self.live.close()
 
-    def restate(self, extra: Mapping[str, Any] | None = None) -> None:
-        _restate(self.view, self.handle, extra)
+    def record(self) -> Restate:
+        return _record(self.view, self.handle)
 
 
 class _NoControls:
@@ -213,8 +234,8 @@ class StaticSurface(_NoControls):
         self._coalescer.close()
         _replace_with_static(self.view, self.handle, extra)
 
-    def restate(self, extra: Mapping[str, Any] | None = None) -> None:
-        _restate(self.view, self.handle, extra)
+    def record(self) -> Restate:
+        return _record(self.view, self.handle)
 
 
 class TerminalSurface(_NoControls):
@@ -230,8 +251,8 @@ class TerminalSurface(_NoControls):
     def finish(self, extra: Mapping[str, Any] | None = None) -> None:
         self.printer.update(self.view, list(self.view.walk()))
 
-    def restate(self, extra: Mapping[str, Any] | None = None) -> None:
-        return None  # printed text has no metadata
+    def record(self) -> Restate:
+        return lambda extra: None  # printed text has no metadata
 
 
 def make_surface(kind: str, live: bool | str, view: TurnView, controls: SurfaceControls) -> Surface:

@@ -255,9 +255,7 @@ class TurnController:
         node = self.request.node
         if node is not None:
             # The record again, stale mark on or off; the portable record stays while it holds it.
-            node.republish = lambda: self.surface.restate(
-                extra if node.drop_record is not None else None
-            )
+            node.restate, node.portable = self.surface.record(), extra
         if extra is not None:
             self._newest_record_only()
         return result
@@ -281,10 +279,8 @@ class TurnController:
             return
         tree = self.ext.conversations.tree(self.session.name)
         for other in tree.turns if tree is not None else ():
-            if other is not node and other.drop_record is not None:
-                other.drop_record()
-                other.drop_record = None
-        node.drop_record = self.surface.restate
+            if other is not node:
+                other.drop_portable()
 
     async def _withdraw(self, why: str) -> TurnResult | None:
         """Take this cell's turn back: unsent if queued, interrupted if running. Waits, bounded,

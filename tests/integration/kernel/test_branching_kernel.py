@@ -127,6 +127,34 @@ def test_cells_left_on_the_old_branch_are_marked_until_run_again(
     assert marks(c) == "" and c.outputs[answer_index]["data"] == answer_before
 
 
+ALIVE = """
+import gc
+from byre_jupyter.app.turns import TurnController
+from byre_jupyter.ui import TurnView
+from byre_jupyter.ui.live import LiveView
+gc.collect()
+alive = gc.get_objects()
+print(*(sum(isinstance(o, kind) for o in alive) for kind in (TurnView, TurnController, LiveView)))
+"""
+
+
+def test_a_finished_turn_keeps_its_record_not_its_live_view(
+    kernel: KernelDriver, api: ScriptedAPI
+) -> None:
+    """What marks a turn's answer stale later (its view and output slot) stays as long as the
+    tree; the turn's controller and live view, with its widgets, go when it ends. Kept by the
+    node, they were about 50 KiB a short turn, every turn (bench/RESULTS.md, memory)."""
+    prompts = [f"PROMPT_{n}" for n in range(4)]
+    answer_each(api, *prompts, "PROMPT_0 again")
+    runs = [ask_run(kernel, api, f"cell-{n}", prompt)[0] for n, prompt in enumerate(prompts)]
+    views, controllers, live_views = map(int, kernel.run(ALIVE).texts().split())
+    assert views >= len(prompts)
+    assert controllers <= 1 and live_views <= 1, (controllers, live_views)
+    # and each record can still be marked: re-running the first cell leaves the rest behind
+    ask_run(kernel, api, "cell-0", "PROMPT_0 again")
+    assert all(marks(run) for run in runs[1:]), [marks(run) for run in runs]
+
+
 def test_branching_after_an_interrupted_turn(kernel: KernelDriver, api: ScriptedAPI) -> None:
     answer_each(api, "PROMPT_A", "PROMPT_C", "PROMPT_B_NEW")
     api.on("PROMPT_B_LONG", Reply(Text("word " * 4000, chunk=5, delay=0.01)), times=1)

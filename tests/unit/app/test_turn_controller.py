@@ -6,7 +6,7 @@ branch). The same turns with the real CLI in a real kernel: tests/integration/ke
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -74,8 +74,8 @@ class FakeSurface:
     def finish(self, extra: Mapping[str, Any] | None = None) -> None:
         self.finished = dict(extra or {})
 
-    def restate(self, extra: Mapping[str, Any] | None = None) -> None:
-        self.restated.append((self.view.stale, dict(extra or {})))
+    def record(self) -> Callable[[Mapping[str, Any] | None], None]:
+        return lambda extra: self.restated.append((self.view.stale, dict(extra or {})))
 
     def ask(self, tool_name: str, tool_input: Mapping[str, Any]) -> ApprovalCard | None:
         self.asked.append(tool_name)
