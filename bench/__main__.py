@@ -21,7 +21,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .common import REPO, Section, machine_info, mark, render_markdown, update_results
+from .common import (
+    REPO,
+    Section,
+    kept_sections,
+    machine_info,
+    mark,
+    render_markdown,
+    update_results,
+)
 
 __all__ = ["PROFILES", "Profile", "main", "render_markdown", "run"]
 
@@ -163,7 +171,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for section in sections:
             update_results(section, args.out)
     else:
-        args.out.write_text(render_markdown(sections, profile.name, info, total))
+        kept = kept_sections(args.out, {section.title for section in sections})
+        text = render_markdown(sections, profile.name, info, total)
+        args.out.write_text("\n".join([text.rstrip(), "", *kept]).rstrip() + "\n")
     print(f"\nwrote {args.out} ({total:.0f} s)")
     return 1 if any(s.error for s in sections) else 0
 

@@ -16,7 +16,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -347,6 +347,23 @@ def render_markdown(
             lines += [f"* {n}" for n in s.notes]
             lines.append("")
     return "\n".join(lines)
+
+
+def kept_sections(path: Path, written: Collection[str]) -> list[str]:
+    """The lines of the sections of ``path`` (an earlier bench/RESULTS.md) that are not among
+    the ``written`` titles: those run by hand (``python -m bench.tables``'s "Wide tables"),
+    or by a benchmark this run left out. A run that writes the whole file keeps them, after
+    its own."""
+    if not path.exists():
+        return []
+    kept: list[str] = []
+    keep = False
+    for line in path.read_text().splitlines():
+        if line.startswith("## "):
+            keep = line[3:] not in {*written, "Machine", "Goals"}
+        if keep:
+            kept.append(line)
+    return kept
 
 
 def update_results(section: Section, path: Path | None = None) -> None:

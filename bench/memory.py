@@ -15,7 +15,9 @@ referenced, not garbage waiting for the collector):
 
 Reported: RSS, growth from turn 100 to the last turn per turn (the steady-state slope, after
 imports and first-turn caches), open fds, threads, and the CLI's own RSS (not ours to fix,
-shown for scale).
+shown for scale). The kernel's CLI processes are counted too: after a turn an idle spare CLI
+(``Claude.speculate``) may be running, three pipes of the kernel's, so fd growth is counted
+without three fds per CLI process.
 """
 
 from __future__ import annotations
@@ -146,13 +148,17 @@ def kernel_run(
                 "import gc, json\n"
             )
 
-            def cli_pid() -> int | None:
+            def clis() -> list[int]:
                 import psutil
 
-                # The CLI itself, below its /bin/sh supervisor (transport/process.py).
+                # The CLIs themselves, below their /bin/sh supervisors (transport/process.py):
+                # the session's, and the idle spares' (Claude.speculate).
                 kids = psutil.Process(k.pid).children(recursive=True)
-                clis = [p for p in kids if p.cmdline()[:1] != ["/bin/sh"]]
-                return clis[0].pid if clis else None
+                return [p.pid for p in kids if p.cmdline()[:1] != ["/bin/sh"]]
+
+            def sample() -> dict[str, Any]:
+                pids = clis()
+                return {**_proc_sample(k.pid, pids[0] if pids else None), "clis": len(pids)}
 
             # Baseline: what plain cells cost the kernel (IPython's own history and caches).
             k.run("gc.collect()")
@@ -162,7 +168,7 @@ def kernel_run(
             k.run("gc.collect()")
             after = _proc_sample(k.pid, None)
             baseline = (after["rss"] - before["rss"]) / n_turns
-            samples[0] = _proc_sample(k.pid, cli_pid())
+            samples[0] = sample()
             for i in range(1, n_turns + 1):
                 t0 = time.perf_counter()
                 cell = k.run("%%claude\nhi", timeout=120)
@@ -171,7 +177,7 @@ def kernel_run(
                     raise RuntimeError(f"no widgets were shown: {dict(cell.counts)}")
                 if i in checkpoints:
                     k.run("gc.collect()")
-                    samples[i] = _proc_sample(k.pid, cli_pid())
+                    samples[i] = sample()
             widgets, _ = k.run_json(
                 "import ipywidgets\nprint(json.dumps({'widgets': len(ipywidgets.Widget.widgets)}))"
             )
@@ -232,9 +238,9 @@ def measure(n_turns: int = 500, kernel_turns: int | None = None) -> Section:
 
     def add_table(title: str, data: dict[str, Any], fd_base: int = 0) -> tuple[float, int, str]:
         samples = {int(k): v for k, v in data["samples"].items()}
-        t = section.table(
-            title, "turn", "RSS MiB", "Δ from turn 0 MiB", "open fds", "threads", "CLI RSS MiB"
-        )
+        procs = "clis" in samples[0]  # the kernel's: its CLI processes, spares included
+        columns = ["RSS MiB", "Δ from turn 0 MiB", "open fds", "threads", "CLI RSS MiB"]
+        t = section.table(title, "turn", *columns, *(["CLI processes"] if procs else []))
         base = samples[0]
         for turn in sorted(samples):
             s = samples[turn]
@@ -246,16 +252,26 @@ def measure(n_turns: int = 500, kernel_turns: int | None = None) -> Section:
                 s["fds"],
                 s["threads"],
                 cli_rss / MiB if cli_rss else "n/a",
+                *([s["clis"]] if procs else []),
             )
         last = max(samples)
         ref = 100 if 100 in samples and last > 100 else min(k for k in samples if k > 0)
         slope = (samples[last]["rss"] - samples[ref]["rss"]) / max(1, last - ref)
-        fd_growth = samples[last]["fds"] - samples[fd_base]["fds"]
+        # Each CLI process is three pipes of the kernel's (stdin, stdout, stderr): an idle
+        # spare that is there at one sample and not at another is no leak.
+        fds = {n: s["fds"] - 3 * s.get("clis", 0) for n, s in samples.items()}
+        fd_growth = fds[last] - fds[fd_base]
         times = data["turn_times"]
         section.notes.append(
             f"{title}: median turn {fmt(sorted(times)[len(times) // 2])} s; RSS slope from turn "
             f"{ref} to {last}: {fmt(slope / 1024)} KiB/turn; fds {samples[fd_base]['fds']} -> "
-            f"{samples[last]['fds']}."
+            f"{samples[last]['fds']}"
+            + (
+                f" ({samples[fd_base]['clis']} -> {samples[last]['clis']} CLI processes, three "
+                "pipes each; the growth is counted without them)."
+                if procs
+                else "."
+            )
         )
         return slope, fd_growth, f"turns {ref}-{last}"
 
