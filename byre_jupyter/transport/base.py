@@ -102,10 +102,13 @@ async def line_batches(
     ``waited()`` (the reader's own word: its last read found the pipe empty and waited for
     it) makes that pause a quarter of ``settle``: the CLI had been quiet, so this may be the
     first line of an answer, and the next ones should not wait the whole settle to be shown.
-    In a steady stream every read finds what the pause gathered, and the whole settle
-    applies."""
+    So does a small chunk straight after a big one: a fast writer that wrote less for a
+    moment fills the pipe in a millisecond and then waits for us, so the whole settle cost a
+    200,000-line turn twice 40 ms of wall time (bench/RESULTS.md 1). In a steady stream
+    every read finds what the pause gathered, and the whole settle applies."""
     splitter = LineSplitter(max_line_bytes)
     pause: float | None = None  # before the next read
+    fast = False  # the last chunk was big
     while True:
         if pause is not None:
             await asyncio.sleep(pause)
@@ -119,10 +122,12 @@ async def line_batches(
         # before the next read: from a fast CLI the session would otherwise parse thousands of
         # lines ahead of them, which then outlive the cyclic GC's young generation and make
         # its collections slow (bench/RESULTS.md 1: GC 0.59 s -> 0.28 s of a 200,000-line turn).
-        pause = settle if settle > 0 and len(chunk) < SMALL_CHUNK else 0
-        if pause and waited is not None and waited():
+        small = len(chunk) < SMALL_CHUNK
+        pause = settle if settle > 0 and small else 0
+        if pause and (fast or (waited is not None and waited())):
             pause = settle / 4
-        lines = list(splitter.feed(chunk))
+        fast = not small
+        lines = splitter.split(chunk)
         for start in range(0, len(lines), MAX_BATCH_LINES):
             if start:
                 await asyncio.sleep(0)  # the same pass, within a chunk of many lines

@@ -7,6 +7,8 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from byre_jupyter.errors import LineTooLongError
 from byre_jupyter.protocol import (
@@ -75,6 +77,37 @@ def test_line_exactly_at_limit_passes() -> None:
 def test_unterminated_over_limit_tail_reported_at_finish() -> None:
     items = feed_all(LineSplitter(max_line_bytes=10), b"z" * 50, 4)
     assert len(items) == 1 and isinstance(items[0], LineTooLongError)
+
+
+def items(found: list[bytes | LineTooLongError]) -> list[object]:
+    return [(e.size, e.limit) if isinstance(e, LineTooLongError) else e for e in found]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([b"\n", b"\n\n", b"a", b"{}", b"x" * 7, b"\xc3\xa9", b"\r"]), max_size=60
+    ),
+    st.lists(st.integers(1, 40), min_size=1, max_size=20),
+    st.integers(1, 20),
+)
+def test_split_cuts_every_chunking_as_feed_does(
+    pieces: list[bytes], steps: list[int], limit: int
+) -> None:
+    """``split`` (line_batches' path: bytes.split where no line is too long) and ``feed`` give
+    the same lines and errors for any chunking, over-long lines and lines across chunks
+    included."""
+    data = b"".join(pieces)
+    chunks, at = [], 0
+    for n in range(len(data)):
+        step = steps[n % len(steps)]
+        if at < len(data):
+            chunks.append(data[at : at + step])
+            at += step
+    fed, cut = LineSplitter(max_line_bytes=limit), LineSplitter(max_line_bytes=limit)
+    by_feed = [line for chunk in chunks for line in fed.feed(chunk)] + list(fed.finish())
+    by_split = [line for chunk in chunks for line in cut.split(chunk)] + list(cut.finish())
+    assert items(by_split) == items(by_feed)
 
 
 def test_protocol_layer_imports_no_asyncio_ipython_or_widgets() -> None:

@@ -79,3 +79,15 @@ async def test_after_a_read_that_waited_for_a_quiet_pipe_the_pause_is_shorter(
     batches = [batch async for batch in line_batches(read, 1 << 20, 0.04, waited)]
     assert batches == [[b"1"], [b"2"], [b"3"]]
     assert log == ["read", "sleep 0.01", "read", "sleep 0.04", "read", "sleep 0.01", "read"]
+
+
+async def test_a_small_chunk_after_a_big_one_pauses_a_quarter_of_the_settle(
+    log: list[str],
+) -> None:
+    # A fast writer that wrote less for a moment fills the pipe in a millisecond and then
+    # waits: the whole settle stalled it. Two small chunks in a row are a slow writer.
+    big = b"x" * SMALL_CHUNK + b"\n"
+    batches = await collect(reader([big, b"1\n", b"2\n", b"3\n", b""], log), 0.04)
+    assert batches == [[big[:-1]], [b"1"], [b"2"], [b"3"]]
+    assert log == ["read", "sleep 0", "read", "sleep 0.01", "read", "sleep 0.04", "read",
+                   "sleep 0.04", "read"]  # fmt: skip
