@@ -6,7 +6,7 @@
   with its :class:`~byre_jupyter.ui.Coalescer`, then the static replacement) and reports wall
   time, kernel CPU (``time.process_time()``) and the coalescer's flush count.
 * :func:`install_latency_hooks` / :func:`latency_report`: benchmark 4. Monkeypatches (in this
-  kernel only; no product code changes) ``LineSplitter.feed`` to stamp when each numbered
+  kernel only; no product code changes) ``LineSplitter.split`` to stamp when each numbered
   text delta's line leaves the transport's splitter, and ``ipywidgets.Widget._send`` to stamp
   when a widget ``update`` carrying rendered text is handed to the comm (i.e. queued on
   IOPub). Latency of delta *i* = first send whose text already contains token *i* - the read
@@ -103,16 +103,18 @@ def install_latency_hooks() -> None:
 
     from byre_jupyter.protocol.framing import LineSplitter
 
-    feed = LineSplitter.feed
+    split = LineSplitter.split  # what line_batches cuts each chunk with
     send = ipywidgets.Widget._send
 
-    def timed_feed(self: Any, chunk: bytes) -> Any:
-        for item in feed(self, chunk):
+    def timed_split(self: Any, chunk: bytes) -> Any:
+        items = split(self, chunk)
+        now = time.perf_counter()
+        for item in items:
             if isinstance(item, bytes) and b'"text_delta"' in item:
                 m = _TOKEN_LINE.search(item)
                 if m:
-                    _READ.setdefault(int(m.group(1)), time.perf_counter())
-            yield item
+                    _READ.setdefault(int(m.group(1)), now)
+        return items
 
     def timed_send(self: Any, msg: Any, buffers: Any = None) -> Any:
         result = send(self, msg, buffers)
@@ -126,7 +128,7 @@ def install_latency_hooks() -> None:
                 _SENT.append((time.perf_counter(), max(int(token) for token in tokens)))
         return result
 
-    LineSplitter.feed = timed_feed  # type: ignore[method-assign,assignment,unused-ignore]
+    LineSplitter.split = timed_split  # type: ignore[method-assign,unused-ignore]
     ipywidgets.Widget._send = timed_send
     _installed = True
 

@@ -3,11 +3,11 @@
 A. **Delta → comm message, in the kernel.** A real ipykernel runs ``%%claude`` (``Claude.live
    = True``: the widget surface) against the fake CLI, which writes a text turn of numbered
    deltas (``w00042 ``) at a steady pace. :func:`bench.inkernel.install_latency_hooks`
-   monkeypatches, in that kernel only, ``LineSplitter.feed`` (stamp: the delta's line leaves
+   monkeypatches, in that kernel only, ``LineSplitter.split`` (stamp: the delta's line leaves
    the transport's splitter) and ``ipywidgets.Widget._send`` (stamp: a widget update carrying
    the rendered text is handed to the comm, i.e. queued for IOPub). Latency of delta *i* = the
    first send whose text contains token *i* - the read stamp of *i*. The 12.5 Hz coalescer
-   alone accounts for 0-80 ms of it by design (and the transport's 20 ms read settle).
+   alone accounts for 0-80 ms of it by design (and the transport's 40 ms read settle).
 B. **Time to first text, real CLI.** ``Session`` in plain asyncio, the real ``claude`` CLI and
    the scripted fake Messages API (``byre_jupyter.scripted.ScriptedAPI``). Cold: a new Session
    (spawn + ``initialize`` + the first turn) until the first ``text_delta`` event; warm: later
