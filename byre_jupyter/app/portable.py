@@ -41,6 +41,7 @@ from typing import Any
 
 from ..redact import redact_json
 from ..session.storage import make_private_dirs, write_atomic
+from ..transport.launch import cli_projects_dir
 
 __all__ = [
     "PortableError",
@@ -87,11 +88,7 @@ class PortableError(ValueError):
 
 def projects_root(env: Mapping[str, str]) -> Path:
     """The CLI's ``projects`` folder under the environment it is launched with."""
-    config = env.get("CLAUDE_CONFIG_DIR")
-    if not config:
-        home = env.get("HOME") or os.path.expanduser("~")
-        config = os.path.join(home, ".claude")
-    return Path(config) / "projects"
+    return cli_projects_dir(env)
 
 
 def _java_hash(text: str) -> int:

@@ -28,6 +28,7 @@ import os
 import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import CLINotFoundError
@@ -43,9 +44,11 @@ __all__ = [
     "build_env",
     "bypass_allowed",
     "bypass_refusal",
+    "cli_projects_dir",
     "find_cli",
     "gateway_hint",
     "launch_fields",
+    "make_cli_folders_private",
 ]
 
 ENV_CLI_PATH = "BYRE_CLAUDE_PATH"
@@ -302,3 +305,30 @@ def build_env(spec: LaunchSpec, base: Mapping[str, str] | None = None) -> dict[s
         env["GIT_AUTHOR_EMAIL"] = env["GIT_COMMITTER_EMAIL"] = spec.commit_email
     env.update(spec.env)
     return env
+
+
+def cli_projects_dir(env: Mapping[str, str]) -> Path:
+    """The CLI's ``projects`` folder under the environment it is launched with: a folder per
+    working directory, each holding that directory's session files."""
+    config = env.get("CLAUDE_CONFIG_DIR")
+    if not config:
+        config = os.path.join(env.get("HOME") or os.path.expanduser("~"), ".claude")
+    return Path(config) / "projects"
+
+
+def make_cli_folders_private(env: Mapping[str, str]) -> None:
+    """Create the CLI's config folder and its ``projects`` folder ``0700`` where they are
+    missing, before the CLI creates them with the umask's mode (``0755`` under the usual
+    ``022``): on a shared host (JupyterHub) every other user could then list which folders a
+    user works in and their conversation ids (docs/hub.md; tests/integration/hub). Folders
+    that exist are the user's and stay as they are; a HOME we cannot write to is left for the
+    CLI to report."""
+    projects = cli_projects_dir(env)
+    for folder in (projects.parent, projects):
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            continue
+        except OSError:
+            return
+        os.chmod(folder, 0o700)  # mkdir's mode went through the umask

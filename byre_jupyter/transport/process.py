@@ -31,7 +31,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from ..errors import CLIConnectionError, CLIProcessError, LineTooLongError
 from ..protocol.framing import DEFAULT_MAX_LINE_BYTES
 from .base import line_batches
-from .launch import LaunchSpec, build_argv, build_env, find_cli
+from .launch import LaunchSpec, build_argv, build_env, find_cli, make_cli_folders_private
 
 __all__ = ["SubprocessTransport", "subprocess_transport"]
 
@@ -324,8 +324,10 @@ class SubprocessTransport:
 def subprocess_transport(spec: LaunchSpec) -> SubprocessTransport:
     """The default :data:`~byre_jupyter.transport.base.TransportFactory`: the real CLI."""
     spec = dataclasses.replace(spec, cli_path=find_cli(spec.cli_path or None))  # or raises
+    env = build_env(spec)
+    make_cli_folders_private(env)
     return SubprocessTransport(
-        build_argv(spec), env=build_env(spec), cwd=spec.cwd, max_line_bytes=spec.max_line_bytes
+        build_argv(spec), env=env, cwd=spec.cwd, max_line_bytes=spec.max_line_bytes
     )
 
 

@@ -158,3 +158,30 @@ def test_every_launch_option_reaches_the_cli_where_its_metadata_says(tmp_path: P
         )
         if setting.reaches == "flag":
             assert f"{setting.flag}={value}" in after["argv"], option.name
+
+
+def test_the_clis_folders_are_made_private_before_it_makes_them(tmp_path: Path) -> None:
+    """On a shared host the CLI made ~/.claude/projects 0755 under the usual umask, listing a
+    user's conversation ids and working folders to every other user (the hub tier found it)."""
+    from byre_jupyter.transport.launch import cli_projects_dir, make_cli_folders_private
+
+    home = tmp_path / "home"
+    home.mkdir()
+    old = os.umask(0o022)
+    try:
+        make_cli_folders_private({"HOME": str(home)})
+    finally:
+        os.umask(old)
+    assert cli_projects_dir({"HOME": str(home)}) == home / ".claude" / "projects"
+    for folder in (home / ".claude", home / ".claude" / "projects"):
+        assert folder.stat().st_mode & 0o777 == 0o700, folder
+
+    config = tmp_path / "config"  # CLAUDE_CONFIG_DIR moves both
+    make_cli_folders_private({"HOME": str(home), "CLAUDE_CONFIG_DIR": str(config)})
+    assert (config / "projects").stat().st_mode & 0o777 == 0o700
+
+    mine = tmp_path / "mine"  # a folder the user made is theirs: left as it is
+    (mine / "projects").mkdir(parents=True, mode=0o755)
+    (mine / "projects").chmod(0o755)
+    make_cli_folders_private({"CLAUDE_CONFIG_DIR": str(mine)})
+    assert (mine / "projects").stat().st_mode & 0o777 == 0o755
