@@ -21,6 +21,7 @@ from traitlets.config import Configurable
 
 from ..protocol import PERMISSION_MODES
 from ..transport.launch import Setting, launch_fields
+from .hostspares import on_hub
 
 __all__ = ["LAUNCH_TRAITS", "Claude", "launch_settings"]
 
@@ -151,6 +152,25 @@ class Claude(Configurable):
         "sends a request to the API and is closed when it cannot be used. Off with "
         "Claude.transcripts set.",
     ).tag(config=True)  # fmt: skip
+    host_spares = Int(
+        None,
+        allow_none=True,
+        help="The most idle spare CLIs (Claude.speculate) that all the kernels of this host "
+        "keep together, across users where they share /tmp ($BYRE_HOST_SPARES_DIR, else "
+        "/tmp/byre-spares); None: no bound but each kernel's own two. Default: 2 in a "
+        "JupyterHub user's server (its JUPYTERHUB_* variables), else None. An admin sets it "
+        "for every user in a system-wide IPython config (docs/hub.md); 0 turns spares off.",
+    ).tag(config=True)
+    spare_min_free_mb = Int(
+        1024,
+        help="Start no spare CLI (each is about 180 MiB) while the host has less memory "
+        "available than this, in MiB (MemAvailable in /proc/meminfo).",
+    ).tag(config=True)
+
+    @default("host_spares")
+    def _host_spares_default(self) -> int | None:
+        return 2 if on_hub(os.environ) else None
+
     portable = Bool(
         False,
         help="Save what another machine needs to continue the conversation in the notebook: "

@@ -37,6 +37,7 @@ from .config import LAUNCH_TRAITS, Claude, launch_settings
 from .context import guard_hook, notebook_path, system_prompt
 from .conversation import Conversations, ConversationTree
 from .credentials import credentials_hook
+from .hostspares import HostGate
 from .spare import Spares, Want, launch_key
 from .surfaces import Surface, SurfaceControls, current_cell_id, frontend_kind, make_surface
 
@@ -74,7 +75,10 @@ class ClaudeExtension:
         self._rewarming = False
         self.config.observe(self._launch_settings_changed, names=LAUNCH_SETTINGS)
         #: Started CLIs a re-run or a new conversation adopts (``Claude.speculate``).
-        self.spares = Spares(idle=lambda: not any(s.busy for s in self.conversations.sessions()))
+        self.spares = Spares(
+            idle=lambda: not any(s.busy for s in self.conversations.sessions()),
+            gate=HostGate(lambda: self.config.host_spares, lambda: self.config.spare_min_free_mb),
+        )
         self.config.observe(
             lambda change: self.spares.clear(),
             names=[*LAUNCH_SETTINGS, "speculate", "rerun"],

@@ -24,6 +24,7 @@ registry (:class:`~.conversation.Conversations`) sees it only once adopted.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from typing import Any
 
 from ..errors import ByreError
 from ..session import Session
+from .hostspares import Slot
 
 __all__ = ["Spares", "Want", "launch_key"]
 
@@ -87,11 +89,19 @@ class Spares:
     at the next turn's end, its start-up taking CPU from that turn."""
 
     def __init__(
-        self, limit: int = 2, *, idle: Callable[[], bool] = lambda: True, delay: float = 0.5
+        self,
+        limit: int = 2,
+        *,
+        idle: Callable[[], bool] = lambda: True,
+        delay: float = 0.5,
+        gate: Callable[[], Slot | None] = Slot,
     ) -> None:
         self.limit = limit
         self.idle = idle
         self.delay = delay
+        #: A place among the host's idle spares, or None: then no spare starts (.hostspares).
+        self.gate = gate
+        self._slots: dict[int, Slot] = {}  # id(session) -> the slot its idle spare holds
         self._spares: list[_Spare] = []
         self._closing: set[asyncio.Task[None]] = set()
         #: How many spares were started and adopted (bench/spare.py and the tests read them).
@@ -141,6 +151,7 @@ class Spares:
                 if not spare.usable():
                     self._close(spare)
                     return None
+                self._release(spare.session)  # a working session now, not an idle spare
                 self.adopted += 1
                 return spare.session
         return None
@@ -160,6 +171,10 @@ class Spares:
         await asyncio.sleep(self.delay)
         if not self.idle():
             return  # never started: not usable, and the next turn's end offers again
+        slot = self.gate()
+        if slot is None:
+            return  # the host has its spares already, or too little memory: likewise
+        self._slots[id(session)] = slot
         try:
             await session.start()
         except ByreError as e:
@@ -168,16 +183,29 @@ class Spares:
             log.debug("byre: a spare CLI did not start: %s", e)
         self.started += 1
 
+    def _released(self, session: Session, _task: asyncio.Task[None]) -> None:
+        self._release(session)
+
+    def _release(self, session: Session) -> None:
+        slot = self._slots.pop(id(session), None)
+        if slot is not None:
+            slot.release()
+
     def _close(self, spare: _Spare) -> None:
         if spare.session.closed:
+            self._release(spare.session)
             return
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
+            self._release(spare.session)
             return  # no loop: nothing was started either
         task = loop.create_task(self._end(spare))
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
+        # Its slot is free once its process has gone, not before: the host's bound counts
+        # every spare CLI alive.
+        task.add_done_callback(functools.partial(self._released, spare.session))
 
     @staticmethod
     async def _end(spare: _Spare) -> None:

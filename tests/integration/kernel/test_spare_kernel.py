@@ -234,3 +234,24 @@ def test_run_all_first_cell_waits_for_the_prewarm_in_progress(
         assert len(clis) == 1
     finally:
         kernel.close()
+
+
+def test_three_kernels_on_a_host_bound_to_two_spares_keep_two(
+    kernels: Any, api: ScriptedAPI, tmp_path: Path
+) -> None:
+    """``Claude.host_spares = 2`` for every kernel of the host: three kernels, each wanting two
+    spares after its turn, keep two spare CLIs between them (app/hostspares.py)."""
+    answer_each(api, "PROMPT_K0", "PROMPT_K1", "PROMPT_K2")
+    started = [kernels(BYRE_HOST_SPARES_DIR=str(tmp_path / "slots")) for _ in range(3)]
+    for n, kernel in enumerate(started):
+        out = kernel.run("%config Claude.host_spares = 2\n%config Claude.spare_min_free_mb = 0")
+        assert "Error" not in out.texts(), out.texts()
+        ask(kernel, api, f"cell-{n}", f"\nPROMPT_K{n}")
+    settle = "import byre_jupyter.magics as m\nawait m._EXTENSION.spares.settled()"
+    for kernel in started:
+        assert "Error" not in kernel.run(settle).texts()
+    states = [state(kernel) for kernel in started]
+    running = [s for st in states for s in st["spares"] if s["pid"] and not gone(s["pid"])]
+    assert len(running) == 2, json.dumps(states)
+    assert sum(st["started"] for st in states) == 2, json.dumps(states)
+    assert len({s["pid"] for s in running}) == 2
