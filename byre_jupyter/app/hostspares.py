@@ -65,19 +65,39 @@ def _slot_folder(folder: Path) -> bool:
     return folder.is_dir() and not folder.is_symlink()
 
 
+def _open_slot(path: Path) -> int | None:
+    """Open a slot file, making it (``0666``: every user of the host locks the same files) if
+    missing. An existing one is opened without ``O_CREAT``: Linux refuses ``O_CREAT`` on
+    another user's file in a sticky folder (``fs.protected_regular``)."""
+    flags = os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC
+    for _ in range(2):
+        try:
+            return os.open(path, flags)
+        except FileNotFoundError:
+            pass
+        except OSError:
+            return None
+        try:
+            fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue  # another kernel made it meanwhile: open theirs
+        except OSError:
+            return None
+        with contextlib.suppress(OSError):
+            os.fchmod(fd, 0o666)  # mode went through the umask
+        return fd
+    return None
+
+
 def claim_slot(limit: int, folder: Path) -> Slot | None:
     """Hold one of ``limit`` slots in ``folder``; None when every one is held (or none can
     be had: a spare is an optimisation, so any doubt means no spare)."""
     if limit <= 0 or not _slot_folder(folder):
         return None
     for n in range(limit):
-        path = folder / f"slot-{n}"
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
-        except OSError:
+        fd = _open_slot(folder / f"slot-{n}")
+        if fd is None:
             continue  # not ours to open (another user's mode, a planted symlink): next
-        with contextlib.suppress(OSError):
-            os.fchmod(fd, 0o666)  # every user of the host locks the same files
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
