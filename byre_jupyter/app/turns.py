@@ -11,7 +11,9 @@ prompts (and the in-kernel python tool's approvals) to the controller of the tur
 never to "the newest cell of the session": with ``--bg`` cells, several cells of one session
 exist at once. Stop and Jupyter's ■ act on this cell's turn only: a queued turn is withdrawn
 unsent, a running one is interrupted (the session escalates to a kill after
-``interrupt_grace``), a start-up is abandoned (the half-started CLI is killed). A pending
+``interrupt_grace``), a start-up is abandoned (the half-started CLI is killed). Once the
+kernel's turns have cost ``Claude.kernel_budget_usd``, a turn is refused before its CLI starts
+(nothing is sent) and its cell fails, whatever ``on_error`` says (app/policy.py). A pending
 approval card is answered "deny and interrupt" in the same control response, so the CLI cannot
 call the model again before the interrupt request lands. ■ arrives here as ``CancelledError``;
 the turn ends gracefully with the session usable, and the cell then ends as an interrupted
@@ -35,7 +37,8 @@ from ..ui import TurnView
 from ..ui.approval_card import ApprovalCard
 from .approvals import TurnOwner
 from .conversation import Conversations, TurnNode
-from .failure import CellInterrupted, TurnFailed, notebook_error_text
+from .failure import BudgetExceeded, CellInterrupted, TurnFailed, notebook_error_text
+from .policy import budget_refusal, mode_refusal, offered_modes, read_policy
 from .portable import PortableError
 from .surfaces import Surface, SurfaceControls
 
@@ -78,6 +81,8 @@ class TurnSettings(Protocol):
     def portable(self) -> bool: ...
     @property
     def on_error(self) -> str: ...
+    @property
+    def kernel_budget_usd(self) -> float | None: ...
 
 
 class Approver(Protocol):
@@ -165,6 +170,8 @@ class TurnController:
         self.kernel_interrupted = False
         #: Why the turn failed, in notebook terms (None: it did not).
         self.failure: str | None = None
+        #: The kernel's spending cap refused the turn: nothing was sent.
+        self.over_budget = False
         self._starting: asyncio.Future[None] | None = None
         #: Stop or ■ was asked: a card answered from now on also interrupts the turn.
         self.stopping = False
@@ -176,6 +183,7 @@ class TurnController:
                 on_model=self._on_model,
                 loop=asyncio.get_running_loop(),
                 permission_mode=session.permission_mode or "default",
+                modes=offered_modes(read_policy()),
                 on_permission_mode=self._on_permission_mode,
                 background=request.background,
             ),
@@ -193,6 +201,12 @@ class TurnController:
         extra: dict[str, Any] | None = None
         try:
             try:
+                # Before the CLI is even started: a refused turn sends nothing.
+                refusal = budget_refusal(
+                    self.ext.conversations.spent.cost_usd, self.ext.config.kernel_budget_usd
+                )
+                if refusal is not None:
+                    raise BudgetExceeded(refusal)
                 # Its own task, so Stop can abandon the start without cancelling the cell.
                 told = len(session.notices)
                 self._starting = asyncio.ensure_future(session.start())
@@ -226,6 +240,9 @@ class TurnController:
                 self.kernel_interrupted = not self.stopped
                 result = await self._withdraw("Interrupted by the user.")
                 view.finish(interrupted=True)
+            except BudgetExceeded as e:
+                self.failure, self.over_budget = e.message, True
+                view.finish(error=self.failure)
             except ByreError as e:
                 self.failure = notebook_error_text(str(e))
                 view.finish(error=self.failure)
@@ -324,6 +341,10 @@ class TurnController:
         async def switch() -> None:
             before = session.permission_mode or "default"
             try:
+                # The menu does not offer a forbidden mode; a policy installed since then
+                # still holds (the CLI would ignore the switch without a word).
+                if refusal := mode_refusal(read_policy(), mode, before):
+                    raise ByreError(refusal)
                 await session.set_permission_mode(mode)
                 view.add_notice("info", f"Permission mode: {mode}")
             except ByreError as e:
@@ -386,6 +407,9 @@ class TurnController:
             raise CellInterrupted(
                 "the turn was stopped; the conversation goes on in the next %%claude cell"
             )
+        if self.over_budget:
+            # Whatever on_error says: a batch (papermill) must stop spending here.
+            raise BudgetExceeded(self.failure or "")
         if self.failure is not None and self.ext.config.on_error == "raise":
             raise TurnFailed(self.failure)
 
