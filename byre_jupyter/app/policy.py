@@ -38,6 +38,7 @@ from ..protocol import PERMISSION_MODES
 __all__ = [
     "MANAGED_DIR_ENV",
     "MANAGED_FOLDERS",
+    "POLICY_MODES",
     "ManagedPolicy",
     "budget_refusal",
     "describe",
@@ -61,6 +62,8 @@ MAX_FILE_BYTES = 4 * 2**20
 #: The setting that takes bypassPermissions away, and the one that takes auto mode away.
 BYPASS_OFF = "permissions.disableBypassPermissionsMode"
 AUTO_OFF = "permissions.disableAutoMode"
+#: The permission modes a policy can take away.
+POLICY_MODES = ("bypassPermissions", "auto")
 
 
 @dataclass(frozen=True)
@@ -98,7 +101,7 @@ def describe(policy: ManagedPolicy) -> str:
         found = ", ".join(f"`{path}`" for path in policy.files)
         rules = len(policy.deny)
         found += f": {rules} deny rule{'' if rules == 1 else 's'}"
-        off = [mode for mode in ("bypassPermissions", "auto") if policy.forbids(mode)]
+        off = [mode for mode in POLICY_MODES if policy.forbids(mode)]
         found += "; " + (
             " and ".join(off) + " turned off" if off else "every permission mode allowed"
         )

@@ -31,14 +31,21 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import ByreError
-from ..protocol import Image, ResultMessage, model_label, model_option
+from ..protocol import Image, InitMessage, ResultMessage, model_label, model_option
 from ..session import Allow, Decision, Deny, PermissionRequest, Session, Turn, TurnResult
 from ..ui import TurnView
 from ..ui.approval_card import ApprovalCard
 from .approvals import TurnOwner
 from .conversation import Conversations, TurnNode
 from .failure import BudgetExceeded, CellInterrupted, TurnFailed, notebook_error_text
-from .policy import budget_refusal, mode_refusal, offered_modes, read_policy
+from .policy import (
+    POLICY_MODES,
+    budget_refusal,
+    managed_folder,
+    mode_refusal,
+    offered_modes,
+    read_policy,
+)
 from .portable import PortableError
 from .surfaces import Surface, SurfaceControls
 
@@ -228,6 +235,8 @@ class TurnController:
                 async for message in self.turn.events():
                     if isinstance(message, ResultMessage):
                         break  # the end, shown below with what the session made of it
+                    if isinstance(message, InitMessage):
+                        self._check_mode(message.permission_mode)
                     self.surface.update(view.apply(message))
                 result = await self.turn.result()
                 # The turn's own cost and tokens first, so that the footer printed as the
@@ -276,6 +285,24 @@ class TurnController:
         if extra is not None:
             self._newest_record_only()
         return result
+
+    def _check_mode(self, running: str | None) -> None:
+        """The CLI says which mode the turn runs in. A mode a policy can take away that the
+        CLI does not run in was taken away: CLI 2.1.328 started in "default" without a word
+        when launched in bypassPermissions under a policy turning it off (docs/hub.md). The
+        cell says so, as for a policy byre cannot read (server-managed settings, MDM); the
+        menu shows the mode in force."""
+        asked = self.session.permission_mode or "default"
+        # Plan mode is entered and left by the CLI itself (EnterPlanMode, ExitPlanMode).
+        if asked not in POLICY_MODES or running in (None, asked, "plan"):
+            return
+        self.notice(
+            "warning",
+            f"The CLI runs this turn in {running!r}, not {asked!r}: a policy it enforces turns "
+            f"{asked} off (this machine's managed settings in {managed_folder()}, or your "
+            "organisation's). `%claude doctor` shows the managed settings byre can read.",
+        )
+        self.surface.show_permission_mode(running)
 
     def _portable(self, result: TurnResult) -> dict[str, Any] | None:
         """The portable record for the final output (``Claude.portable``), or None; a record

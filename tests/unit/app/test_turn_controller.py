@@ -593,3 +593,44 @@ async def test_a_background_cells_note_goes_when_its_answer_arrives(
     assert "late answer" in final["text/plain"]
     for mime in ("text/plain", "text/markdown", "text/html"):
         assert "--bg" not in final[mime].replace("\\", ""), final[mime]
+
+
+def init_line(mode: str) -> dict[str, Any]:
+    """The CLI's ``system/init`` at a turn's start, with the mode the turn runs in."""
+    return {"type": "system", "subtype": "init", "model": "fake", "permissionMode": mode}
+
+
+@pytest.mark.parametrize(
+    ("asked", "running", "warned"),
+    [
+        ("bypassPermissions", "default", True),  # CLI 2.1.328 under disableBypassPermissionsMode
+        ("auto", "default", True),
+        ("bypassPermissions", "bypassPermissions", False),
+        ("bypassPermissions", "plan", False),  # the CLI entered plan mode itself
+        ("plan", "default", False),  # ... and left it (ExitPlanMode)
+        ("default", "acceptEdits", False),
+    ],
+)
+async def test_a_mode_the_cli_quietly_did_not_take_is_said_in_the_cell(
+    hosts: list[FakeHost],
+    monkeypatch: pytest.MonkeyPatch,
+    asked: str,
+    running: str,
+    warned: bool,
+) -> None:
+    """Launched in bypassPermissions under a policy that turns it off, the real CLI ran in
+    "default" and said so only in its init line (measured, docs/hub.md): the cell says it,
+    naming where the policy lives, and the menu shows the mode in force."""
+    monkeypatch.setenv("IS_SANDBOX", "1")  # as root, bypassPermissions needs it (launch.py)
+    host = host_with(hosts, [init_line(running), assistant("ok")])
+    session, node = host.conversations.begin("default", "hi")
+    session.permission_mode = asked
+    shown: list[str] = []
+    controller = TurnController(host, TurnRequest(session=session, prompt="hi", node=node))
+    controller.surface.show_permission_mode = shown.append  # type: ignore[method-assign]
+    assert (await asyncio.wait_for(controller.run(), 5)) is not None
+    texts = " ".join(getattr(block, "text", "") for block in controller.view.walk())
+    assert ("not " + repr(asked) in texts) is warned, texts
+    assert shown == ([running] if warned else [])
+    if warned:
+        assert "managed settings" in texts and "%claude doctor" in texts
