@@ -427,6 +427,14 @@ class ClaudeMagics(Magics):
                 f"| {entry.name} | {paid.turns} | {paid.cost_usd:.4f} | "
                 f"{paid.tokens.input} | {paid.tokens.output} |"
             )
+        # The kernel's sum, closed names included: what Claude.kernel_budget_usd caps.
+        spent, budget = self.ext.conversations.spent, self.ext.config.kernel_budget_usd
+        cap = "no cap" if budget is None else f"{budget:.4f} USD"
+        lines += [
+            "",
+            f"This kernel: {spent.turns} turn(s), {spent.cost_usd:.4f} USD in all (closed "
+            f"sessions included); `Claude.kernel_budget_usd`: {cap}.",
+        ]
         self._show("\n".join(lines))
 
     def _cmd_transcript(self, args: argparse.Namespace) -> None:
