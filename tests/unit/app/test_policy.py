@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from traitlets import TraitError
 from traitlets.config import Config
 
+from byre_jupyter.app import policy as policy_module
 from byre_jupyter.app.config import Claude
 from byre_jupyter.app.doctor import doctor_checks, render_checks
 from byre_jupyter.app.policy import (
@@ -132,12 +132,20 @@ def test_wrong_shapes_inside_a_file_are_ignored(policy_dir: Path) -> None:
     assert policy.models == () and policy.problems == ()
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a file of mode 000")
-def test_an_unreadable_file_is_a_problem_not_a_crash(policy_dir: Path) -> None:
-    path = write(policy_dir, "managed-settings.json", NO_BYPASS)
-    path.chmod(0)
+def test_an_unreadable_file_is_a_problem_not_a_crash(
+    policy_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file the kernel's user may not read (mode 0600 root's; root reads anything, so the
+    refusal is the one open raises then)."""
+    write(policy_dir, "managed-settings.json", NO_BYPASS)
+
+    def refuse(path: Any, *args: Any, **kwargs: Any) -> Any:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(policy_module, "open", refuse, raising=False)
     with pytest.warns(ByreWarning, match="could not be read"):
-        assert read_policy().problems
+        policy = read_policy()
+    assert policy.problems and policy.bypass_off_in is None
 
 
 def test_config_cannot_ask_for_a_forbidden_mode_and_the_mode_stays(policy_dir: Path) -> None:
