@@ -14,20 +14,42 @@ its trait): :data:`LAUNCH_TRAITS` and :func:`launch_settings`.
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any
 
-from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode, Union, default
+from traitlets import (
+    Bool,
+    Dict,
+    Enum,
+    Float,
+    Int,
+    List,
+    TraitError,
+    Unicode,
+    Union,
+    default,
+    validate,
+)
 from traitlets.config import Configurable
 
+from ..errors import ByreWarning
 from ..protocol import PERMISSION_MODES
 from ..transport.launch import Setting, launch_fields
 from .hostspares import on_hub
+from .policy import mode_refusal, read_policy
 
 __all__ = ["LAUNCH_TRAITS", "Claude", "launch_settings"]
 
 
 class Claude(Configurable):
     """Claude Code in Jupyter (byre_jupyter)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        # While the configuration files are applied, a mode the managed settings forbid is
+        # dropped with a warning (an error there would stop %load_ext); later it is refused.
+        self._configuring = True
+        super().__init__(**kwargs)
+        self._configuring = False
 
     cli_path = Unicode(
         None, allow_none=True,
@@ -184,6 +206,34 @@ class Claude(Configurable):
         2048, min=0,
         help="Largest portable record one turn saves, in kB (gzipped, base64). A larger "
         "conversation saves none, and the turn says so.",
+    ).tag(config=True)  # fmt: skip
+
+    # -- the administrator's rules and the kernel's spend (app/policy.py, docs/hub.md) -----
+
+    @validate("permission_mode")
+    def _allowed_mode(self, proposal: Any) -> str:
+        """A mode this machine's managed settings forbid is refused, naming the setting and
+        its file: the CLI would start in another mode without a word (docs/hub.md)."""
+        mode = str(proposal["value"])
+        # The mode in force: under hold_trait_notifications (config files, %config) the
+        # proposed value is already stored when this runs.
+        current = getattr(self, "_mode_in_force", "default")
+        refusal = mode_refusal(read_policy(), mode, current)
+        if refusal is None:
+            self._mode_in_force = mode
+            return mode
+        if getattr(self, "_configuring", True):
+            warnings.warn(refusal, ByreWarning, stacklevel=2)
+            return current
+        raise TraitError(refusal)
+
+    kernel_budget_usd = Float(
+        None, allow_none=True, min=0.0,
+        help="Most this kernel's %%claude turns may cost together, in USD: every session, "
+        "every conversation and branch (what `%claude usage` sums, closed sessions included). "
+        "Checked before each turn is sent: once reached, a turn sends nothing and its cell "
+        "fails with what was spent and how to raise the cap. None: no cap. A turn already "
+        "running is not cut short.",
     ).tag(config=True)  # fmt: skip
 
 

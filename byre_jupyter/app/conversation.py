@@ -223,6 +223,9 @@ class Conversations:
         self.host = host
         self.factory = factory
         self._entries: dict[str, NamedConversation] = {}
+        #: Every turn the kernel paid for, under any name, closed names included: each name's
+        #: ledger adds into it (``Claude.kernel_budget_usd`` is checked against it).
+        self.spent = Ledger()
 
     # -- the registry ------------------------------------------------------------------------
 
@@ -247,7 +250,7 @@ class Conversations:
         entry = self._entries.get(session.name)
         if entry is None:
             entry = self._entries[session.name] = NamedConversation(
-                session.name, session, ConversationTree(base)
+                session.name, session, ConversationTree(base), Ledger(parent=self.spent)
             )
         elif new:
             entry.tree = ConversationTree(base)

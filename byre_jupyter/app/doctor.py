@@ -19,6 +19,7 @@ from ..errors import ByreError
 from ..tools.notebook_bridge import Bridge
 from ..transport.launch import bypass_refusal, find_cli, gateway_hint
 from ..version import CLI_INSTALL, TESTED_CLI
+from .policy import ManagedPolicy, describe
 
 __all__ = ["CLI_INSTALL", "TESTED_CLI", "Check", "bridge_check", "doctor_checks", "render_checks"]
 
@@ -208,11 +209,19 @@ def bridge_check(bridge: Bridge | None, frontend: str, vscode: bool) -> Check | 
     )
 
 
+def policy_check(policy: ManagedPolicy) -> Check:
+    """The administrator's managed settings in force (app/policy.py): the files, how many
+    deny rules, the permission modes turned off, the models allowed; ✗ for a file that
+    could not be read."""
+    return Check("Managed settings", not policy.problems, describe(policy))
+
+
 def doctor_checks(
     configured: str | None,
     env: Mapping[str, str],
     frontend: str,
     bridge: Check | None = None,
+    policy: ManagedPolicy | None = None,
 ) -> list[Check]:
     cli = cli_check(configured, env)
     checks = [cli, credentials_check(env), ipykernel_check(), node_check(env, cli.ok)]
@@ -224,6 +233,8 @@ def doctor_checks(
     root = root_check(env)
     if root is not None:
         checks.append(root)
+    if policy is not None:
+        checks.append(policy_check(policy))
     checks.append(Check("Frontend", True, frontend))
     if bridge is not None:
         checks.append(bridge)

@@ -18,7 +18,7 @@ import re
 from ..errors import ByreError
 from ..ui.viewmodel import LOGIN_HELP, notebook_error_text
 
-__all__ = ["LOGIN_HELP", "CellInterrupted", "TurnFailed", "notebook_error_text"]
+__all__ = ["LOGIN_HELP", "BudgetExceeded", "CellInterrupted", "TurnFailed", "notebook_error_text"]
 
 
 def _headline(text: str, limit: int = 120) -> str:
@@ -37,6 +37,11 @@ class TurnFailed(ByreError):
 
     def _render_traceback_(self) -> list[str]:
         return [f"\x1b[31mTurnFailed\x1b[0m: {_headline(self.message)} (the turn above says more)"]
+
+
+class BudgetExceeded(TurnFailed):
+    """The kernel's turns have cost ``Claude.kernel_budget_usd``: the turn was not sent. It
+    fails its cell whatever ``Claude.on_error`` says, so a batch stops spending there."""
 
 
 class CellInterrupted(KeyboardInterrupt):

@@ -118,6 +118,8 @@ class SurfaceControls:
     loop: asyncio.AbstractEventLoop
     #: None: no permission menu (a surface that cannot change the mode, such as the bench's).
     permission_mode: str | None = None
+    #: The modes the menu offers (app/policy.py ``offered_modes``); None: every mode.
+    modes: Sequence[str] | None = None
     on_permission_mode: Callable[[str], None] | None = None
     background: bool = False
 
@@ -135,6 +137,7 @@ class WidgetSurface:
             on_model=controls.on_model,
             loop=controls.loop,
             permission_mode=controls.permission_mode,
+            modes=controls.modes,
             on_permission_mode=controls.on_permission_mode,
         )
         self.pending: list[ApprovalCard] = []

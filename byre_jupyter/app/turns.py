@@ -11,7 +11,9 @@ prompts (and the in-kernel python tool's approvals) to the controller of the tur
 never to "the newest cell of the session": with ``--bg`` cells, several cells of one session
 exist at once. Stop and Jupyter's ■ act on this cell's turn only: a queued turn is withdrawn
 unsent, a running one is interrupted (the session escalates to a kill after
-``interrupt_grace``), a start-up is abandoned (the half-started CLI is killed). A pending
+``interrupt_grace``), a start-up is abandoned (the half-started CLI is killed). Once the
+kernel's turns have cost ``Claude.kernel_budget_usd``, a turn is refused before its CLI starts
+(nothing is sent) and its cell fails, whatever ``on_error`` says (app/policy.py). A pending
 approval card is answered "deny and interrupt" in the same control response, so the CLI cannot
 call the model again before the interrupt request lands. ■ arrives here as ``CancelledError``;
 the turn ends gracefully with the session usable, and the cell then ends as an interrupted
@@ -29,13 +31,21 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import ByreError
-from ..protocol import Image, ResultMessage, model_label, model_option
+from ..protocol import Image, InitMessage, ResultMessage, model_label, model_option
 from ..session import Allow, Decision, Deny, PermissionRequest, Session, Turn, TurnResult
 from ..ui import TurnView
 from ..ui.approval_card import ApprovalCard
 from .approvals import TurnOwner
 from .conversation import Conversations, TurnNode
-from .failure import CellInterrupted, TurnFailed, notebook_error_text
+from .failure import BudgetExceeded, CellInterrupted, TurnFailed, notebook_error_text
+from .policy import (
+    POLICY_MODES,
+    budget_refusal,
+    managed_folder,
+    mode_refusal,
+    offered_modes,
+    read_policy,
+)
 from .portable import PortableError
 from .surfaces import Surface, SurfaceControls
 
@@ -78,6 +88,8 @@ class TurnSettings(Protocol):
     def portable(self) -> bool: ...
     @property
     def on_error(self) -> str: ...
+    @property
+    def kernel_budget_usd(self) -> float | None: ...
 
 
 class Approver(Protocol):
@@ -165,6 +177,8 @@ class TurnController:
         self.kernel_interrupted = False
         #: Why the turn failed, in notebook terms (None: it did not).
         self.failure: str | None = None
+        #: The kernel's spending cap refused the turn: nothing was sent.
+        self.over_budget = False
         self._starting: asyncio.Future[None] | None = None
         #: Stop or ■ was asked: a card answered from now on also interrupts the turn.
         self.stopping = False
@@ -176,6 +190,7 @@ class TurnController:
                 on_model=self._on_model,
                 loop=asyncio.get_running_loop(),
                 permission_mode=session.permission_mode or "default",
+                modes=offered_modes(read_policy()),
                 on_permission_mode=self._on_permission_mode,
                 background=request.background,
             ),
@@ -193,6 +208,12 @@ class TurnController:
         extra: dict[str, Any] | None = None
         try:
             try:
+                # Before the CLI is even started: a refused turn sends nothing.
+                refusal = budget_refusal(
+                    self.ext.conversations.spent.cost_usd, self.ext.config.kernel_budget_usd
+                )
+                if refusal is not None:
+                    raise BudgetExceeded(refusal)
                 # Its own task, so Stop can abandon the start without cancelling the cell.
                 told = len(session.notices)
                 self._starting = asyncio.ensure_future(session.start())
@@ -214,6 +235,8 @@ class TurnController:
                 async for message in self.turn.events():
                     if isinstance(message, ResultMessage):
                         break  # the end, shown below with what the session made of it
+                    if isinstance(message, InitMessage):
+                        self._check_mode(message.permission_mode)
                     self.surface.update(view.apply(message))
                 result = await self.turn.result()
                 # The turn's own cost and tokens first, so that the footer printed as the
@@ -226,6 +249,9 @@ class TurnController:
                 self.kernel_interrupted = not self.stopped
                 result = await self._withdraw("Interrupted by the user.")
                 view.finish(interrupted=True)
+            except BudgetExceeded as e:
+                self.failure, self.over_budget = e.message, True
+                view.finish(error=self.failure)
             except ByreError as e:
                 self.failure = notebook_error_text(str(e))
                 view.finish(error=self.failure)
@@ -259,6 +285,24 @@ class TurnController:
         if extra is not None:
             self._newest_record_only()
         return result
+
+    def _check_mode(self, running: str | None) -> None:
+        """The CLI says which mode the turn runs in. A mode a policy can take away that the
+        CLI does not run in was taken away: CLI 2.1.328 started in "default" without a word
+        when launched in bypassPermissions under a policy turning it off (docs/hub.md). The
+        cell says so, as for a policy byre cannot read (server-managed settings, MDM); the
+        menu shows the mode in force."""
+        asked = self.session.permission_mode or "default"
+        # Plan mode is entered and left by the CLI itself (EnterPlanMode, ExitPlanMode).
+        if asked not in POLICY_MODES or running in (None, asked, "plan"):
+            return
+        self.notice(
+            "warning",
+            f"The CLI runs this turn in {running!r}, not {asked!r}: a policy it enforces turns "
+            f"{asked} off (this machine's managed settings in {managed_folder()}, or your "
+            "organisation's). `%claude doctor` shows the managed settings byre can read.",
+        )
+        self.surface.show_permission_mode(running)
 
     def _portable(self, result: TurnResult) -> dict[str, Any] | None:
         """The portable record for the final output (``Claude.portable``), or None; a record
@@ -324,6 +368,10 @@ class TurnController:
         async def switch() -> None:
             before = session.permission_mode or "default"
             try:
+                # The menu does not offer a forbidden mode; a policy installed since then
+                # still holds (the CLI would ignore the switch without a word).
+                if refusal := mode_refusal(read_policy(), mode, before):
+                    raise ByreError(refusal)
                 await session.set_permission_mode(mode)
                 view.add_notice("info", f"Permission mode: {mode}")
             except ByreError as e:
@@ -386,6 +434,9 @@ class TurnController:
             raise CellInterrupted(
                 "the turn was stopped; the conversation goes on in the next %%claude cell"
             )
+        if self.over_budget:
+            # Whatever on_error says: a batch (papermill) must stop spending here.
+            raise BudgetExceeded(self.failure or "")
         if self.failure is not None and self.ext.config.on_error == "raise":
             raise TurnFailed(self.failure)
 

@@ -25,6 +25,7 @@ from ..app.conversation import find_turn, render_history
 from ..app.doctor import bridge_check, doctor_checks, render_checks
 from ..app.extension import ClaudeExtension
 from ..app.inputs import resolve_image
+from ..app.policy import read_policy
 from ..app.portable import PortableError
 from ..app.turns import TurnRequest, run_turn
 from ..errors import ByreError
@@ -426,6 +427,14 @@ class ClaudeMagics(Magics):
                 f"| {entry.name} | {paid.turns} | {paid.cost_usd:.4f} | "
                 f"{paid.tokens.input} | {paid.tokens.output} |"
             )
+        # The kernel's sum, closed names included: what Claude.kernel_budget_usd caps.
+        spent, budget = self.ext.conversations.spent, self.ext.config.kernel_budget_usd
+        cap = "no cap" if budget is None else f"{budget:.4f} USD"
+        lines += [
+            "",
+            f"This kernel: {spent.turns} turn(s), {spent.cost_usd:.4f} USD in all (closed "
+            f"sessions included); `Claude.kernel_budget_usd`: {cap}.",
+        ]
         self._show("\n".join(lines))
 
     def _cmd_transcript(self, args: argparse.Namespace) -> None:
@@ -494,5 +503,7 @@ def doctor_report(ext: ClaudeExtension) -> str:
     # A plain dict lookup of a str: nothing of the user's runs (app/context.py reads it so too).
     vscode = type(ext.shell.user_ns.get("__vsc_ipynb_file__")) is str
     bridge = bridge_check(bridge_of(ext.shell), frontend, vscode)
-    checks = doctor_checks(ext.config.cli_path, {**os.environ, **ext.config.env}, frontend, bridge)
+    checks = doctor_checks(
+        ext.config.cli_path, {**os.environ, **ext.config.env}, frontend, bridge, read_policy()
+    )
     return render_checks(checks)

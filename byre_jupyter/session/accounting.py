@@ -8,7 +8,9 @@ above (the view's footer, the conversation tree, ``%claude usage``), which only 
 
 A :class:`Ledger` sums the turns of one named conversation. The notebook keeps one per session
 name across the session swaps that re-running a cell makes (each branch is a new session and a
-new CLI process), so every turn paid for is in it, abandoned branches included.
+new CLI process), so every turn paid for is in it, abandoned branches included. Each name's
+ledger also adds into its ``parent``, the kernel's: what the kernel's spending cap
+(``Claude.kernel_budget_usd``) is checked against, which a closed session name still counts in.
 """
 
 from __future__ import annotations
@@ -27,11 +29,15 @@ class Ledger:
     turns: int = 0
     cost_usd: float = 0.0
     tokens: TokenUsage = field(default_factory=TokenUsage)
+    #: A wider ledger every turn counts into as well (the kernel's, for all its names).
+    parent: Ledger | None = field(default=None, repr=False, compare=False)
 
     def add(self, cost_usd: float | None, tokens: TokenUsage) -> None:
         self.turns += 1
         self.cost_usd += cost_usd or 0.0
         self.tokens = self.tokens + tokens
+        if self.parent is not None:
+            self.parent.add(cost_usd, tokens)
 
 
 class CostMeter:

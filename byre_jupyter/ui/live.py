@@ -413,6 +413,7 @@ class LiveView:
         interval: float = _INTERVAL,
         tick: float = 1.0,
         permission_mode: str | None = None,
+        modes: Sequence[str] | None = None,
         on_permission_mode: Callable[[str], None] | None = None,
     ) -> None:
         self._view = view
@@ -443,7 +444,10 @@ class LiveView:
         self._modes: list[str] | None = None
         self._mode = ""
         if permission_mode is not None and on_permission_mode is not None:
-            self._modes = list(dict.fromkeys([*PERMISSION_MODES, permission_mode]))
+            # The modes offered (``modes``: those the machine's policy allows), and the one
+            # in force even if it is not offered, so the menu shows the truth.
+            offered = PERMISSION_MODES if modes is None else modes
+            self._modes = list(dict.fromkeys([*offered, permission_mode]))
             self._mode = permission_mode
         # Approval cards now waiting in this view (the status says so).
         self._waiting: list[W.Widget] = []

@@ -35,6 +35,8 @@ class CellRun:
     comm_opens: int = 0
     #: Bytes of the data of every display_data/update_display_data for this cell's outputs.
     display_bytes: int = 0
+    #: The state each widget of the cell was opened with (its comm_open's data).
+    widget_states: list[dict[str, Any]] = field(default_factory=list)
 
     def texts(self) -> str:
         parts = []
@@ -216,6 +218,7 @@ class KernelDriver:
             run.outputs.clear()
         elif kind == "comm_open":
             run.comm_opens += 1
+            run.widget_states.append(content.get("data", {}).get("state", {}))
 
     def interrupt(self) -> None:
         self.km.interrupt_kernel()

@@ -68,3 +68,34 @@ def test_usage_counts_every_turn_after_a_branch_and_agrees_with_the_footer(
     assert footer is not None, solo
     usage = row(run(kernel, "%claude usage").texts(), "solo")
     assert int(footer.group(1).replace(",", "")) == int(usage[3]) == 1500, (solo, usage)
+
+
+def test_the_kernel_budget_stops_a_kernels_spending_and_sends_nothing(
+    kernel: KernelDriver, api: ScriptedAPI
+) -> None:
+    """Claude.kernel_budget_usd: once the kernel's turns (every session) have cost it, a cell
+    sends no API request and fails with what was spent and how to raise the cap, in Lab (a
+    cell id) and headless (nbclient, papermill: none) alike; with the cap raised the same
+    session goes on."""
+    api.default = Reply(Text("ok"), usage=USAGE)
+    run(kernel, "%%claude -o first\nPROMPT_A", "cell-a")
+    price = float(run(kernel, "print(first.cost_usd)").texts())
+    run(kernel, "%%claude -s other\nPROMPT_B", "cell-b")  # another session counts too
+    run(kernel, "%claude close other")  # and still counts once closed
+    run(kernel, f"%config Claude.kernel_budget_usd = {2 * price}")
+    sent = len(api.requests)
+    for cell in ("cell-c", None):  # Lab, then a headless run
+        refused = kernel.run("%%claude\nPROMPT_OVER", cell_id=cell)
+        assert refused.reply is not None and refused.reply["status"] == "error"
+        errors = [o for o in refused.outputs if o["output_type"] == "error"]
+        assert [e["ename"] for e in errors] == ["BudgetExceeded"], refused.outputs
+        assert "Nothing was sent" in errors[0]["evalue"]
+        assert f"{2 * price:.4f} USD" in errors[0]["evalue"]
+        assert "%config Claude.kernel_budget_usd = " in refused.texts()  # the turn's output
+    assert len(api.requests) == sent  # no API request for a refused turn
+    assert not any("PROMPT_OVER" in str(r.body) for r in api.requests)
+
+    run(kernel, "%config Claude.kernel_budget_usd = 100")
+    after = run(kernel, "%%claude\nPROMPT_D", "cell-d")
+    assert "ok" in after.texts() and len(api.requests) == sent + 1
+    assert "PROMPT_A" in str(api.requests[-1].body)  # the same conversation

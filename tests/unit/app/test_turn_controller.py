@@ -18,8 +18,9 @@ from support.rig import tiny_png
 from support.waiting import apoll
 
 from byre_jupyter.app.conversation import Conversations
-from byre_jupyter.app.failure import LOGIN_HELP, CellInterrupted, TurnFailed
+from byre_jupyter.app.failure import LOGIN_HELP, BudgetExceeded, CellInterrupted, TurnFailed
 from byre_jupyter.app.inputs import resolve_image
+from byre_jupyter.app.policy import MANAGED_DIR_ENV
 from byre_jupyter.app.surfaces import SurfaceControls
 from byre_jupyter.app.turns import TurnController, TurnRequest, run_turn
 from byre_jupyter.errors import CLINotFoundError
@@ -122,6 +123,7 @@ class Settings:
     interrupt_grace: float = 2.0
     portable: bool = False
     on_error: str = "raise"
+    kernel_budget_usd: float | None = None
 
 
 class Kernel:
@@ -389,6 +391,77 @@ async def test_usage_after_a_branch_counts_every_turn_paid_for(hosts: list[FakeH
     assert entry.session.ledger is entry.ledger  # the branch's session counts into the name
 
 
+async def test_the_kernel_budget_refuses_a_turn_before_anything_reaches_the_cli(
+    hosts: list[FakeHost],
+) -> None:
+    """Claude.kernel_budget_usd caps every turn of the kernel: all names, a closed one too.
+    The turn over it writes nothing to the CLI (so no API request), its cell fails whatever
+    on_error says, and with the cap raised the next cell runs in the same session."""
+    usage = {"input_tokens": 10, "output_tokens": 5}
+    model_usage = {"inputTokens": 10, "outputTokens": 5}
+    host = host_with(
+        hosts,
+        [assistant("b"), result_line(0.20, usage, model_usage)],  # session "other"'s process
+        [assistant("a"), result_line(0.10, usage, model_usage)],
+        [assistant("after the cap was raised")],
+    )
+    host.config.kernel_budget_usd = 0.25
+    session, node = host.conversations.begin("other", "b")
+    other = TurnController(host, TurnRequest(session=session, prompt="b", node=node))
+    assert (await asyncio.wait_for(other.run(), 5)) is not None  # 0 < 0.25: sent
+    # %claude close (before the next process: the fake CLI runs one at a time): its spend
+    # still counts.
+    await host.conversations.drop("other")
+    assert (await asyncio.wait_for(host.cell("a").run(), 5)) is not None  # 0.20 < 0.25
+    assert host.conversations.spent.cost_usd == pytest.approx(0.30)
+
+    written, launched = len(host.fake.received), len(host.fake.launches)
+    refused = host.cell("over the cap")
+    assert (await asyncio.wait_for(refused.run(), 5)) is None
+    assert len(host.fake.received) == written and len(host.fake.launches) == launched
+    assert "over the cap" not in str(host.fake.received)
+    assert refused.view.status == "error" and refused.failure is not None
+    assert "0.3000 USD" in refused.failure and "0.2500 USD" in refused.failure
+    assert "Nothing was sent" in refused.failure
+    assert "%config Claude.kernel_budget_usd = " in refused.failure
+    assert "$" not in refused.failure  # two in a paragraph are LaTeX in Jupyter's Markdown
+    host.config.on_error = "show"  # a batch stops spending whatever on_error says
+    with pytest.raises(BudgetExceeded):
+        refused.end_cell()
+
+    host.config.kernel_budget_usd = 1.0
+    after = await asyncio.wait_for(host.cell("next").run(), 5)
+    assert after is not None and after.text == "after the cap was raised"
+    assert user_lines(host.fake)[-1] == "next"
+
+
+async def test_a_turns_mode_menu_offers_what_the_machines_policy_allows(
+    hosts: list[FakeHost], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The surface is handed the modes the managed settings allow, read at each turn (a policy
+    installed since the kernel started counts); a switch the menu did not offer is refused
+    with the reason, and the menu shows the mode in force (tests/unit/app/test_policy.py)."""
+    monkeypatch.setenv(MANAGED_DIR_ENV, str(tmp_path))
+    host = host_with(hosts, [assistant("ok")])
+    before = host.cell("before").surface
+    assert isinstance(before, FakeSurface) and before.controls.modes is not None
+    assert "bypassPermissions" in before.controls.modes
+    policy = tmp_path / "managed-settings.json"
+    policy.write_text('{"permissions": {"disableBypassPermissionsMode": "disable"}}')
+    controller = host.cell("after")
+    after = controller.surface
+    assert isinstance(after, FakeSurface) and after.controls.modes is not None
+    assert "bypassPermissions" not in after.controls.modes
+    controller._on_permission_mode("bypassPermissions")  # a forged choice
+
+    def notices() -> str:
+        return " ".join(getattr(block, "text", "") for block in controller.view.walk())
+
+    await apoll(lambda: "refused" in notices(), 5, "the refusal")
+    assert str(policy) in notices() and "disableBypassPermissionsMode" in notices()
+    assert controller.session.permission_mode in (None, "default")
+
+
 async def test_a_branch_marks_the_answers_it_leaves_behind_in_their_records(
     hosts: list[FakeHost],
 ) -> None:
@@ -520,3 +593,44 @@ async def test_a_background_cells_note_goes_when_its_answer_arrives(
     assert "late answer" in final["text/plain"]
     for mime in ("text/plain", "text/markdown", "text/html"):
         assert "--bg" not in final[mime].replace("\\", ""), final[mime]
+
+
+def init_line(mode: str) -> dict[str, Any]:
+    """The CLI's ``system/init`` at a turn's start, with the mode the turn runs in."""
+    return {"type": "system", "subtype": "init", "model": "fake", "permissionMode": mode}
+
+
+@pytest.mark.parametrize(
+    ("asked", "running", "warned"),
+    [
+        ("bypassPermissions", "default", True),  # CLI 2.1.328 under disableBypassPermissionsMode
+        ("auto", "default", True),
+        ("bypassPermissions", "bypassPermissions", False),
+        ("bypassPermissions", "plan", False),  # the CLI entered plan mode itself
+        ("plan", "default", False),  # ... and left it (ExitPlanMode)
+        ("default", "acceptEdits", False),
+    ],
+)
+async def test_a_mode_the_cli_quietly_did_not_take_is_said_in_the_cell(
+    hosts: list[FakeHost],
+    monkeypatch: pytest.MonkeyPatch,
+    asked: str,
+    running: str,
+    warned: bool,
+) -> None:
+    """Launched in bypassPermissions under a policy that turns it off, the real CLI ran in
+    "default" and said so only in its init line (measured, docs/hub.md): the cell says it,
+    naming where the policy lives, and the menu shows the mode in force."""
+    monkeypatch.setenv("IS_SANDBOX", "1")  # as root, bypassPermissions needs it (launch.py)
+    host = host_with(hosts, [init_line(running), assistant("ok")])
+    session, node = host.conversations.begin("default", "hi")
+    session.permission_mode = asked
+    shown: list[str] = []
+    controller = TurnController(host, TurnRequest(session=session, prompt="hi", node=node))
+    controller.surface.show_permission_mode = shown.append  # type: ignore[method-assign]
+    assert (await asyncio.wait_for(controller.run(), 5)) is not None
+    texts = " ".join(getattr(block, "text", "") for block in controller.view.walk())
+    assert ("not " + repr(asked) in texts) is warned, texts
+    assert shown == ([running] if warned else [])
+    if warned:
+        assert "managed settings" in texts and "%claude doctor" in texts

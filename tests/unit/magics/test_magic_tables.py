@@ -46,3 +46,19 @@ def test_doctor_prints_text_with_marks_every_font_has(
     assert "<IPython.core.display.Markdown object>" not in out
     assert "Claude CLI" in out and "| ✗ |" in out and "| ✓ |" in out
     assert not {"✅", "❌"} & set(out)
+
+
+def test_usage_sums_the_kernel_closed_sessions_included_beside_its_budget(
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ext = magics_pkg.extension()
+    for name, cost in (("first", 1.5), ("second", 0.25)):
+        ext.session(name).ledger.add(cost, TokenUsage())
+    shell.run_line_magic("claude", "close second")
+    shell.run_line_magic("config", "Claude.kernel_budget_usd = 3")
+    capsys.readouterr()
+    shell.run_line_magic("claude", "usage")
+    markdown = capsys.readouterr().out
+    assert "| second |" not in markdown  # closed: gone from the table ...
+    assert "2 turn(s), 1.7500 USD in all" in markdown  # ... not from the kernel's sum
+    assert "kernel_budget_usd`: 3.0000 USD" in markdown and bare_dollars(markdown) == []
