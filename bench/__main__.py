@@ -71,6 +71,7 @@ def _benchmarks(p: Profile) -> dict[str, Callable[[], Section]]:
     from . import (
         bigline,
         browser_latency,
+        hostspares,
         latency,
         memory,
         redact,
@@ -99,6 +100,7 @@ def _benchmarks(p: Profile) -> dict[str, Callable[[], Section]]:
         ),
         "widget_bytes": lambda: widget_bytes.measure(),
         "browser_latency": lambda: browser_latency.measure(1 if p.latency_quick else 2),
+        "hostspares": lambda: hostspares.measure(4),
     }
 
 
@@ -113,10 +115,11 @@ NAMES = (
     "shapes",
     "widget_bytes",
     "browser_latency",
+    "hostspares",
 )
-# Too slow for the quick and smoke profiles (a Lab server, Chromium, four kernels): only the
-# full run, or --only, runs these.
-FULL_ONLY = ("browser_latency",)
+# Too slow for the quick and smoke profiles (a Lab server, Chromium, four kernels; twelve
+# kernels with their CLIs): only the full run, or --only, runs these.
+FULL_ONLY = ("browser_latency", "hostspares")
 
 
 def run(
