@@ -32,7 +32,7 @@ from ..errors import ByreError
 from ..protocol import Image, ResultMessage, model_label, model_option
 from ..session import Allow, Decision, Deny, PermissionRequest, Session, Turn, TurnResult
 from ..ui import TurnView
-from ..ui.approval_card import ApprovalCard
+from ..ui.cards import Card
 from .approvals import TurnOwner
 from .conversation import Conversations, TurnNode
 from .failure import CellInterrupted, TurnFailed, notebook_error_text
@@ -358,7 +358,7 @@ class TurnController:
 
     def card(
         self, tool_name: str, tool_input: Mapping[str, Any], tool_use_id: str | None = None
-    ) -> ApprovalCard | None:
+    ) -> Card | None:
         """An approval card in this cell, or None when nobody can click (no widgets). The
         tool card of ``tool_use_id`` says "waiting for approval" until it is answered."""
         if self.turn is None or self.turn.done():
