@@ -108,7 +108,7 @@ def test_answer_sends_multi_select_joined_and_other_text(loop: asyncio.AbstractE
     card = QuestionCard("AskUserQuestion", TWO, loop=loop)
     card.option_buttons["Which colour?"][0].value = True  # two questions: no one-click
     assert not card.decision.done()
-    cheese, olives, basil = card.checkboxes["Which toppings?"]
+    cheese, _olives, basil = card.checkboxes["Which toppings?"]
     cheese.value = basil.value = True
     card.answer_button.click()
     decision = settle(loop, card)
@@ -240,4 +240,3 @@ def test_questions_and_plans_in_the_saved_record() -> None:
     assert "Which colour? → Blue" in html and "Which colour? → Blue" in md
     assert "<h1>Steps</h1>" in html and "<script" not in html
     assert "Steps" in md and "<script" not in md
-
