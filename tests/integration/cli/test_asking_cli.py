@@ -80,7 +80,7 @@ def wired(
 
     async def decide(request: PermissionRequest) -> Any:
         asked.append(request)
-        return await approvals.decide(holder[0], cell, request)  # type: ignore[arg-type]
+        return await approvals.decide(holder[0], cell, request)
 
     holder.append(make_session(permission_mode=mode, can_use_tool=decide))
     return holder[0], asked
@@ -234,3 +234,37 @@ async def test_headless_plans_are_recorded_and_not_approved(
     assert tool_result["is_error"] and HEADLESS_PLAN in tool_result["text"]
     assert PLAN in cell.texts("plan") and session.permission_mode == "plan"
     assert "nobody can approve it here (headless)" in cell.texts("permission")
+
+
+# -- the demo's rules (scripted/demo.py) --------------------------------------------------------
+
+
+async def test_the_demo_asks_and_plans_with_the_real_cli(
+    api: ScriptedAPI, make_session: MakeSession
+) -> None:
+    """The offline demo can show a question card and a plan card: its rules make calls the
+    real CLI accepts (AskUserQuestion's schema is checked) and find the plan file."""
+    from byre_jupyter.scripted.demo import PLAN_MD, demo_script
+
+    api.script = demo_script()
+
+    def answer_first(card: Card) -> None:
+        assert isinstance(card, QuestionCard)
+        card.option_buttons["Which chart should the report use?"][1].value = True
+        card.checkboxes["What should the report include?"][2].value = True
+        card.answer_button.click()
+
+    cell = Cell(answer_first)
+    session, _ = wired(make_session, cell, "default")
+    await asyncio.wait_for(session.query("choose for me"), TIMEOUT)
+    asked = result_of(api, "AskUserQuestion")
+    assert not asked["is_error"] and '"What should the report include?"="Caveats"' in asked["text"]
+
+    # Outside plan mode the demo calls EnterPlanMode: CLI 2.1.328 enters plan mode without
+    # asking the host (measured), then the demo writes its plan and asks to exit.
+    cell.click = lambda card: card.reject("not now")
+    await asyncio.wait_for(session.query("plan the report"), TIMEOUT)
+    assert not result_of(api, "EnterPlanMode")["is_error"]
+    (_question, plan) = cell.cards
+    assert isinstance(plan, PlanCard) and plan.plan == PLAN_MD
+    assert result_of(api, "ExitPlanMode")["text"] == "not now"
