@@ -90,7 +90,7 @@ def test_headless_questions_and_plans_follow_their_traits_and_are_recorded(
     api.on(results("AskUserQuestion"), plan_file)
     kernel.run("%config Claude.permission_mode = 'plan'")
     run = kernel.run("%%claude\nplan it")
-    asked = [r for r in api.requests if results("AskUserQuestion")(r)][0].last_tool_results[0]
+    asked = next(r for r in api.requests if results("AskUserQuestion")(r)).last_tool_results[0]
     assert not asked["is_error"] and "best judgement" in asked["text"], asked
     exited = api.requests[-1].last_tool_results[0]
     assert exited["is_error"] and "headless_plans" in exited["text"]
