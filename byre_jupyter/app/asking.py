@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from ..errors import ByreError
 from ..session import Allow, Decision, Deny, PermissionRequest, Session
@@ -61,6 +61,13 @@ class Owner(Protocol):
         self, tool_name: str, tool_input: Mapping[str, Any], tool_use_id: str | None = None
     ) -> Any: ...
     def notice(self, kind: str, text: str) -> None: ...
+
+
+@runtime_checkable
+class ShowsMode(Protocol):
+    """A cell whose header shows the permission mode (``turns.TurnController``)."""
+
+    def show_permission_mode(self, mode: str) -> None: ...
 
 
 Handler = Callable[[Claude, Session, "Owner | None", PermissionRequest], Awaitable[Decision]]
@@ -136,6 +143,8 @@ async def _switch(session: Session, owner: Owner | None, mode: str) -> None:
     except ByreError as e:
         _note(owner, "error", f"permission mode change to {mode} refused: {e}")
         return
+    if isinstance(owner, ShowsMode):
+        owner.show_permission_mode(mode)
     _note(owner, "info", f"Permission mode: {mode}")
 
 

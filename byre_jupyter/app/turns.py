@@ -374,6 +374,11 @@ class TurnController:
             card.decision.add_done_callback(answered)
         return card
 
+    def show_permission_mode(self, mode: str) -> None:
+        """The header's menu shows the mode the session switched to by itself (an approved
+        plan: app/asking.py)."""
+        self.surface.show_permission_mode(mode)
+
     def notice(self, kind: str, text: str) -> None:
         """A notice in this cell's view (kept in its static output)."""
         self.view.add_notice(kind, text)

@@ -143,13 +143,14 @@ class PlanCard:
 
         title = own(
             W.HTML(
+                f'<div class="byre-approval-title" style="line-height:1.4">'
                 f"<b>{escape_text(self.title)}</b> "
                 f'<span style="{_DIM}">Approve it and Claude starts; or keep planning, '
-                "with what to change.</span>",
-                layout=own(W.Layout(width="100%")),
+                "with what to change.</span></div>",
+                layout=own(W.Layout(width="100%", margin="2px 0")),
             )
         )
-        body = own(W.HTML(plan_html(self.plan), layout=own(W.Layout(width="100%"))))
+        body = own(W.HTML(plan_html(self.plan), layout=own(W.Layout(width="100%", margin="2px 0"))))
         self.approve = own(
             W.Button(
                 description="Approve",

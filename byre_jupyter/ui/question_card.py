@@ -156,7 +156,8 @@ class QuestionCard:
         self.tool_name = tool_name
         self.tool_input = dict(tool_input)
         self.questions = parse_questions(tool_input)
-        self.title = "Claude asks you"
+        count = len(self.questions)
+        self.title = "Claude has a question" if count == 1 else f"Claude has {count} questions"
         self._loop = loop
         self.decision: asyncio.Future[Decision] = loop.create_future()
         #: Per question: its option buttons or checkboxes, and its "Other" text box.
@@ -168,10 +169,21 @@ class QuestionCard:
         one_click = len(self.questions) == 1 and not self.questions[0].multi
 
         rows: list[Any] = [
-            own(W.HTML(f"<b>{escape_text(self.title)}</b>", layout=own(W.Layout(width="100%"))))
+            own(
+                W.HTML(
+                    f'<div class="byre-approval-title"><b>{escape_text(self.title)}</b></div>',
+                    layout=own(W.Layout(width="100%", margin="2px 0")),
+                )
+            )
         ]
         for question in self.questions:
-            rows.append(own(W.HTML(question_html(question), layout=own(W.Layout(width="100%")))))
+            rows.append(
+                own(
+                    W.HTML(
+                        question_html(question), layout=own(W.Layout(width="100%", margin="2px 0"))
+                    )
+                )
+            )
             for option in question.options:
                 label = reveal(option.label, one_line=True)
                 if question.multi:
