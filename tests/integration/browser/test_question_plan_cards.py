@@ -1,4 +1,4 @@
-"""Claude's questions and plans in a real JupyterLab at 700 px (issue 27).
+"""Claude's questions and plans in a real JupyterLab at 700 px.
 
 The real CLI asks two questions (one single choice, one multi-select) and then, in plan mode,
 hands over the plan Claude wrote to its plan file. The question card shows the options as

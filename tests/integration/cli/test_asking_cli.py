@@ -1,4 +1,4 @@
-"""Claude's questions and plans through the real CLI (2.1.328) and the scripted API (issue 27).
+"""Claude's questions and plans through the real CLI (2.1.328) and the scripted API.
 
 The cards are the real ones (ui/cards.py), answered as a click would, and the approvals are
 the kernel's (app/approvals.py): what the model reads is what the scripted API receives.

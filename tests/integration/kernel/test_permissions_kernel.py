@@ -74,7 +74,7 @@ def test_bypass_permissions_never_asks(
 def test_headless_questions_and_plans_follow_their_traits_and_are_recorded(
     kernel: KernelDriver, api: ScriptedAPI
 ) -> None:
-    """Claude asks a question, then plans (issue 27): headless, the question is answered
+    """Claude asks a question, then plans: headless, the question is answered
     "proceed on your best judgement" and the plan is not approved; the saved output keeps both."""
 
     def plan_file(req: ScriptedRequest) -> Reply:

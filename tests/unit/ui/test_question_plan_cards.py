@@ -1,4 +1,4 @@
-"""Claude's questions and plans get cards of their own (issue 27): the options as choices, the
+"""Claude's questions and plans get cards of their own: the options as choices, the
 plan as a plan, and answers the CLI hands on to Claude."""
 
 from __future__ import annotations
