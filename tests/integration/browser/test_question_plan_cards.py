@@ -7,7 +7,8 @@ plan card shows the plan rendered; *Approve* with "accept edits" switches the se
 so Claude's next Write runs without a card.
 
 Screenshots: tests/artifacts/question-card-700px-{light,dark}.png and
-plan-card-700px-{light,dark}.png (the card alone).
+plan-card-700px-{light,dark}.png (the card alone), question-card-700px-chosen.png (Blue,
+Caveats and an Other text chosen, before Answer).
 """
 
 from __future__ import annotations
@@ -124,6 +125,7 @@ def test_a_question_card_and_a_plan_card_at_700px(
     others = card.locator('input[placeholder="Other: your own answer"]')
     assert others.count() == 2
     others.nth(1).fill("a chart")  # typed, never blurred: the Answer click syncs it first
+    card.screenshot(path=str(ARTIFACTS / "question-card-700px-chosen.png"))
     card.locator(ANSWER).click()
     result = tool_result_for(api, "AskUserQuestion")
     assert not result["is_error"], result
