@@ -34,8 +34,10 @@ from ..session import (
     Session,
 )
 from ..tools import EditApproval, PythonApproval, PythonRunner, ToolApproval, kernel_tools
-from ..ui.approval_card import ApprovalCard, describe_request
+from ..ui.approval_card import describe_request
+from ..ui.cards import Card
 from ..ui.toolinfo import allowance_text
+from .asking import ASKING, follow_mode
 from .config import Claude
 from .context import notebook_path
 from .credentials import credential_paths
@@ -72,7 +74,7 @@ class TurnOwner(Protocol):
 
     def card(
         self, tool_name: str, tool_input: Mapping[str, Any], tool_use_id: str | None = None
-    ) -> ApprovalCard | None: ...
+    ) -> Card | None: ...
     def notice(self, kind: str, text: str) -> None: ...
 
 
@@ -136,12 +138,16 @@ class Approvals:
         policy."""
         if request.tool_name.startswith("mcp__byre__"):
             return Allow(approved_by="policy")
+        asking = ASKING.get(request.tool_name)
+        if asking is not None:  # Claude asks the user a question, or to approve its plan
+            return await asking(self.config, session, owner, request)
         decision = await self.ask(
             session, owner, request.tool_name, request.input, request.tool_use_id
         )
         if decision is None:
             return Deny(TOOL_HEADLESS.format(tool=request.tool_name))
         if isinstance(decision, Allow):
+            await follow_mode(session, owner, request.tool_name)
             # The allowance stays here: the CLI is told only about this call.
             return dataclasses.replace(decision, remember=None)
         return decision

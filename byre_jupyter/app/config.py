@@ -100,6 +100,19 @@ class Claude(Configurable):
         ["deny", "allow"], default_value="deny",
         help="Answer to permission prompts when nobody can click (headless runs).",
     ).tag(config=True)  # fmt: skip
+    headless_questions = Enum(
+        ["proceed", "deny"], default_value="proceed",
+        help="Claude's questions (AskUserQuestion) when nobody can click (headless runs): "
+        "'proceed' answers that nobody can answer and that Claude should go on with its best "
+        "judgement; 'deny' refuses the question. The output records the questions either way.",
+    ).tag(config=True)  # fmt: skip
+    headless_plans = Enum(
+        ["deny", "approve"], default_value="deny",
+        help="Claude's plan (ExitPlanMode, plan mode) when nobody can click (headless runs): "
+        "'deny' keeps plan mode, so nothing is changed unattended, and tells Claude the plan "
+        "is recorded in the output; 'approve' continues in the default mode. The output "
+        "records the plan either way.",
+    ).tag(config=True)  # fmt: skip
     on_error = Enum(
         ["raise", "show"], default_value="raise",
         help="A failed turn (API error, no CLI, not logged in): 'raise' ends the cell with a "

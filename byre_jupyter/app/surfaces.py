@@ -19,8 +19,8 @@ from typing import Any, Protocol
 from IPython.display import DisplayHandle, display
 
 from ..ui import LiveView, TerminalPrinter, TurnView, static_outputs
-from ..ui.approval_card import ApprovalCard
 from ..ui.blocks import BlockView
+from ..ui.cards import Card, make_card
 from ..ui.coalesce import Coalescer
 from ..ui.draft import Draft
 
@@ -39,7 +39,7 @@ class Surface(Protocol):
     def update(self, changed: Sequence[BlockView]) -> None: ...
     def finish(self, extra: Mapping[str, Any] | None = None) -> None: ...
     def record(self) -> Restate: ...
-    def ask(self, tool_name: str, tool_input: Mapping[str, Any]) -> ApprovalCard | None: ...
+    def ask(self, tool_name: str, tool_input: Mapping[str, Any]) -> Card | None: ...
     def reject_pending(self, reason: str) -> None: ...
     def show_permission_mode(self, mode: str) -> None: ...
 
@@ -140,18 +140,18 @@ class WidgetSurface:
             modes=controls.modes,
             on_permission_mode=controls.on_permission_mode,
         )
-        self.pending: list[ApprovalCard] = []
+        self.pending: list[Card] = []
         self.handle = DisplayHandle()
         self.handle.display(self.live.widget)
 
-    def ask(self, tool_name: str, tool_input: Mapping[str, Any]) -> ApprovalCard | None:
-        card = ApprovalCard(tool_name, tool_input, loop=self.loop, own=self.live.own)
+    def ask(self, tool_name: str, tool_input: Mapping[str, Any]) -> Card | None:
+        card = make_card(tool_name, tool_input, loop=self.loop, own=self.live.own)
         self.pending.append(card)
         card.decision.add_done_callback(lambda _f: self._settled(card))
         self.live.show_approval(card.widget)
         return card
 
-    def _settled(self, card: ApprovalCard) -> None:
+    def _settled(self, card: Card) -> None:
         if card in self.pending:
             self.pending.remove(card)
         self.live.hide_approval(card.widget)
@@ -188,7 +188,7 @@ class _NoControls:
     def set_models(self, models: Sequence[str], value: str | None) -> None:
         return None
 
-    def ask(self, tool_name: str, tool_input: Mapping[str, Any]) -> ApprovalCard | None:
+    def ask(self, tool_name: str, tool_input: Mapping[str, Any]) -> Card | None:
         return None
 
     def reject_pending(self, reason: str) -> None:

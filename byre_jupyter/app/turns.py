@@ -34,7 +34,7 @@ from ..errors import ByreError
 from ..protocol import Image, InitMessage, ResultMessage, model_label, model_option
 from ..session import Allow, Decision, Deny, PermissionRequest, Session, Turn, TurnResult
 from ..ui import TurnView
-from ..ui.approval_card import ApprovalCard
+from ..ui.cards import Card
 from .approvals import TurnOwner
 from .conversation import Conversations, TurnNode
 from .failure import BudgetExceeded, CellInterrupted, TurnFailed, notebook_error_text
@@ -406,7 +406,7 @@ class TurnController:
 
     def card(
         self, tool_name: str, tool_input: Mapping[str, Any], tool_use_id: str | None = None
-    ) -> ApprovalCard | None:
+    ) -> Card | None:
         """An approval card in this cell, or None when nobody can click (no widgets). The
         tool card of ``tool_use_id`` says "waiting for approval" until it is answered."""
         if self.turn is None or self.turn.done():
@@ -421,6 +421,11 @@ class TurnController:
 
             card.decision.add_done_callback(answered)
         return card
+
+    def show_permission_mode(self, mode: str) -> None:
+        """The header's menu shows the mode the session switched to by itself (an approved
+        plan: app/asking.py)."""
+        self.surface.show_permission_mode(mode)
 
     def notice(self, kind: str, text: str) -> None:
         """A notice in this cell's view (kept in its static output)."""

@@ -30,6 +30,11 @@ user attached image blocks             "I can see the N image(s) you attached"
 ``image`` / ``png``                     ToolUse Read on the first ``*.png`` path in the
                                         prompt, else ``plot.png``
 ``bash`` / ``shell``                    ToolUse Bash ``echo hello from bash && uname -s``
+``question`` / ``choose``               ToolUse AskUserQuestion: one single-choice question
+                                        and one multi-select (the question card)
+``plan``                                in plan mode: ToolUse Write of ``PLAN_MD`` to the plan
+                                        file the CLI's reminder names, then ExitPlanMode
+                                        (the plan card); otherwise ToolUse EnterPlanMode
 ``think``                               a thinking block, then text
 ``slow`` / ``long``                     ~2000 characters at 20 ms per 4-char chunk (~10 s)
 ``hello`` / anything else               Markdown: heading, list, code block, table; 2 ms
@@ -196,13 +201,64 @@ def _tool_call(intro: str, name: str, tool_input: dict[str, object]) -> Reply:
     return Reply(Text(_banner(intro), chunk=CHUNK, delay=FAST_DELAY), ToolUse(name, tool_input))
 
 
+#: The demo's questions: one single choice (one click answers it alone) and one multi-select.
+QUESTIONS: dict[str, object] = {
+    "questions": [
+        {
+            "question": "Which chart should the report use?",
+            "header": "Chart",
+            "multiSelect": False,
+            "options": [
+                {"label": "Line", "description": "a trend over time"},
+                {"label": "Bar", "description": "compare the cities"},
+            ],
+        },
+        {
+            "question": "What should the report include?",
+            "header": "Sections",
+            "multiSelect": True,
+            "options": [
+                {"label": "Summary", "description": "three sentences"},
+                {"label": "Table", "description": "the raw numbers"},
+                {"label": "Caveats", "description": "what the data cannot say"},
+            ],
+        },
+    ]
+}
+PLAN_MD = """# Plan: a small sales report
+
+1. **Load** the `sales` table and check the columns.
+2. **Plot** units per city as a bar chart.
+3. **Write** `report.md` with a summary and the chart.
+
+| Step | Touches |
+|---|---|
+| 1 | nothing |
+| 3 | `report.md` |
+"""
+
+
+def _plan_step(req: ScriptedRequest, results: list[ToolResultInfo]) -> Action | None:
+    """Plan as Claude does: a Write of the plan file is followed by ExitPlanMode; an accepted
+    EnterPlanMode by writing the plan file the CLI's reminder names."""
+    names = {r["tool_name"] for r in results}
+    plan_file = req.plan_file
+    if "Write" in names and any("/plans/" in r["text"] for r in results):
+        return _tool_call("The plan is written: here it is.", "ExitPlanMode", {})
+    if "EnterPlanMode" in names and plan_file and not results[0]["is_error"]:
+        return _tool_call(
+            "Writing the plan.", "Write", {"file_path": plan_file, "content": PLAN_MD}
+        )
+    return None
+
+
 def demo_script(python_tool: str = DEFAULT_PYTHON_TOOL) -> Script:
     """A fresh rule set for the offline demo (see the module docstring for the table)."""
 
     def answer(req: ScriptedRequest) -> Action:
         results = req.last_tool_results
         if results:
-            return _follow_up(req, results, python_tool)
+            return _plan_step(req, results) or _follow_up(req, results, python_tool)
         if SUBAGENT_MARKER in req.last_user_text:
             return _tool_call(
                 "Listing the files.", "Bash", {"command": "ls", "description": "List files"}
@@ -263,6 +319,14 @@ def demo_script(python_tool: str = DEFAULT_PYTHON_TOOL) -> Script:
                 "Bash",
                 {"command": "echo hello from bash && uname -s", "description": "Say hello"},
             )
+        if _word(req, "question", "choose"):
+            return _tool_call("A question before I start.", "AskUserQuestion", dict(QUESTIONS))
+        if _word(req, "plan"):
+            if req.plan_file:
+                return _tool_call(
+                    "Writing the plan.", "Write", {"file_path": req.plan_file, "content": PLAN_MD}
+                )
+            return _tool_call("Let me plan first.", "EnterPlanMode", {})
         if _word(req, "think"):
             return Reply(
                 Thinking(

@@ -26,6 +26,7 @@ what the user typed (measured with CLI 2.1.328).
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -281,6 +282,10 @@ def _tool_result_text(content: Any) -> tuple[str, bool]:
     return "\n".join(texts), has_image
 
 
+#: A plan file as the CLI's plan-mode reminder names it.
+_PLAN_FILE = re.compile(r"(/[^\s\"\\]*/plans/[\w.-]+\.md)")
+
+
 def _message_text(message: Mapping[str, Any]) -> str:
     parts: list[str] = []
     for b in _blocks(message.get("content")):
@@ -377,6 +382,15 @@ class ScriptedRequest:
                 if b.get("type") == "tool_use":
                     names[str(b.get("id", ""))] = str(b.get("name", ""))
         return names
+
+    @property
+    def plan_file(self) -> str | None:
+        """The plan file the CLI's plan-mode reminder names ("create your plan at
+        /…/.claude/plans/plan-….md"), for a script that plans as Claude does: Write it, then
+        call ExitPlanMode (with ``{}`` the CLI hands the host no plan)."""
+        # The reminder is not always a user message's text block: read the messages whole.
+        found = _PLAN_FILE.findall(json.dumps(self.messages, ensure_ascii=False))
+        return found[-1] if found else None
 
     @property
     def tool_names(self) -> list[str]:

@@ -339,7 +339,10 @@ export function watchRoot(root) {
   if (root.byreLive) return () => {};
   root.byreLive = true;
   let syncing = false;
-  const reasonOf = (t) => t && t.closest && t.tagName === "INPUT" && t.closest(".byre-approval-card");
+  // A card's text boxes: the reason, a question's "Other", a plan's feedback (not checkboxes).
+  const TEXT_BOXES = 'input:not([type="checkbox"])';
+  const reasonOf = (t) =>
+    t && t.closest && t.tagName === "INPUT" && t.type !== "checkbox" && t.closest(".byre-approval-card");
   // A card's reason box syncs only when one of the card's buttons is clicked, just before the
   // click: ipywidgets holds a model's next update until the kernel acknowledged the last but
   // sends a click at once, so a sync on leaving the box let a click overtake the rest of the
@@ -349,11 +352,11 @@ export function watchRoot(root) {
   };
   const onCardClick = (e) => {
     const button = e.target && e.target.closest && e.target.closest(".byre-approval-card button");
-    const input = button && button.closest(".byre-approval-card").querySelector("input");
-    if (!input) return;
+    const inputs = button ? button.closest(".byre-approval-card").querySelectorAll(TEXT_BOXES) : [];
+    if (!inputs.length) return;
     syncing = true;
     try {
-      input.dispatchEvent(new Event("change", { bubbles: true }));
+      for (const input of inputs) input.dispatchEvent(new Event("change", { bubbles: true }));
     } finally {
       syncing = false;
     }
@@ -372,7 +375,11 @@ export function watchRoot(root) {
   };
   const mark = () => {
     for (const input of root.querySelectorAll(".byre-approval-card input:not([aria-label])")) {
-      input.setAttribute("aria-label", "Reason for denying (optional, sent to Claude)");
+      if (input.type === "checkbox") continue; // named by its own label
+      // A question's or a plan's text box says what it is in its placeholder.
+      const asks = input.closest(".byre-question-card, .byre-plan-card");
+      const name = asks ? input.placeholder : "Reason for denying (optional, sent to Claude)";
+      input.setAttribute("aria-label", name);
     }
     for (const card of root.querySelectorAll(".byre-approval-card")) {
       const title = card.querySelector(".byre-approval-title");

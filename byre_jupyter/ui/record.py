@@ -166,6 +166,13 @@ def _(block: NoticeView, numbers: dict[str, int]) -> str:
     style = _STYLES["notice"]
     if block.notice_kind == "error":
         style += ";" + _STYLES["error"]
+    if block.notice_kind == "plan":  # Claude's plan, as a plan: model Markdown, sanitized
+        return (
+            f'<div class="byre-plan-record" style="{_STYLES["notice"]}"><b>Claude\'s plan</b>'
+            f"{render_markdown(block.text)}</div>"
+        )
+    if block.notice_kind == "question":  # one line per question and its answer
+        style += ";white-space:pre-wrap"
     return f'<div style="{style}">{escape_text(_notice_text(block))}</div>'
 
 
@@ -323,6 +330,11 @@ def _(block: ThinkingView, numbers: dict[str, int], prose: Prose) -> str:
 
 @_md_block.register
 def _(block: NoticeView, numbers: dict[str, int], prose: Prose) -> str:
+    if block.notice_kind == "plan":
+        return f"*Claude's plan:*\n\n{prose(_trimmed(block.text))}"
+    if block.notice_kind == "question":
+        first, *rest = _notice_text(block).split("\n")
+        return "\n".join([f"*{inert_line(first)}*", "", *(f"- {inert_line(r)}" for r in rest)])
     return f"*{inert_line(_notice_text(block))}*"
 
 

@@ -141,6 +141,13 @@ TOOLS: dict[str, ToolInfo] = {
         summary_keys=("query",), approval="titled", action="Search the web for", named="query"
     ),
     "ToolSearch": ToolInfo(summary_keys=("query",)),
+    # Claude asks the user: its questions and its plan have cards of their own
+    # (ui/cards.py); EnterPlanMode is the generic card in plain words.
+    "ExitPlanMode": ToolInfo(summary_keys=("planFilePath",)),
+    "EnterPlanMode": ToolInfo(
+        approval="titled",
+        action="Claude wants to plan before changing anything: switch to plan mode?",
+    ),
     "mcp__byre__python": ToolInfo(summary_keys=("code",), body_key="code", approval="python"),
     "mcp__byre__variables": _read_only(
         "List the variables in your kernel", summary_keys=("code",), body_key="code"

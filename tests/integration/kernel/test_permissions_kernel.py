@@ -2,12 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from support.kernel import KernelDriver
 
-from byre_jupyter.scripted import Reply, ScriptedAPI, Text, ToolUse
+from byre_jupyter.scripted import Reply, ScriptedAPI, ScriptedRequest, Text, ToolUse
+
+QUESTION = {
+    "questions": [
+        {
+            "question": "Which colour?",
+            "header": "Colour",
+            "multiSelect": False,
+            "options": [
+                {"label": "Red", "description": "warm"},
+                {"label": "Blue", "description": "cool"},
+            ],
+        }
+    ]
+}
 
 # The permission mode stays "default": these tests are about what the CLI asks.
 pytestmark = [
@@ -54,3 +69,32 @@ def test_bypass_permissions_never_asks(
     run = kernel.run("%%claude\nmake a file")
     assert (workdir / "made_by_bash.txt").exists()
     assert "Approved" not in run.texts() and "Permission denied" not in run.texts()
+
+
+def test_headless_questions_and_plans_follow_their_traits_and_are_recorded(
+    kernel: KernelDriver, api: ScriptedAPI
+) -> None:
+    """Claude asks a question, then plans: headless, the question is answered
+    "proceed on your best judgement" and the plan is not approved; the saved output keeps both."""
+
+    def plan_file(req: ScriptedRequest) -> Reply:
+        assert req.plan_file, "the plan-mode reminder names no plan file"
+        return Reply(ToolUse("Write", {"file_path": req.plan_file, "content": "# My plan\n1. x"}))
+
+    def results(name: str) -> Callable[[ScriptedRequest], bool]:
+        return lambda r: any(t["tool_name"] == name for t in r.last_tool_results)
+
+    api.on("plan it", Reply(ToolUse("AskUserQuestion", QUESTION)), times=1)
+    api.on(results("ExitPlanMode"), Reply(Text("Stopped planning.")))
+    api.on(results("Write"), Reply(ToolUse("ExitPlanMode", {})))
+    api.on(results("AskUserQuestion"), plan_file)
+    kernel.run("%config Claude.permission_mode = 'plan'")
+    run = kernel.run("%%claude\nplan it")
+    asked = next(r for r in api.requests if results("AskUserQuestion")(r)).last_tool_results[0]
+    assert not asked["is_error"] and "best judgement" in asked["text"], asked
+    exited = api.requests[-1].last_tool_results[0]
+    assert exited["is_error"] and "headless_plans" in exited["text"]
+    static = run.texts()
+    assert "Which colour?" in static and "nobody can answer here (headless)" in static
+    assert "My plan" in static and "nobody can approve it here (headless)" in static
+    assert "Stopped planning." in static
