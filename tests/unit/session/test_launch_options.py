@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from byre_jupyter.session.options import FORK_INHERITS, SessionOptions
 from byre_jupyter.transport import LaunchSpec

@@ -239,5 +239,5 @@ def test_launch_settings_are_plain_data_that_compare_by_value() -> None:
     agents["r"]["tools"].append("Bash")
     assert first.add_dirs == ("/a",) and first.allowed_tools == ("Read",)
     assert first.agents == {"r": {"description": "d", "tools": ["Read"]}}
-    assert first == LaunchSpec(add_dirs=("/a",), agents={"r": {"description": "d", "tools": ["Read"]}},
-                               allowed_tools=("Read",))  # fmt: skip
+    same = {"r": {"description": "d", "tools": ["Read"]}}
+    assert first == LaunchSpec(add_dirs=("/a",), agents=same, allowed_tools=("Read",))
