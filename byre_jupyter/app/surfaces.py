@@ -42,6 +42,7 @@ class Surface(Protocol):
     def ask(self, tool_name: str, tool_input: Mapping[str, Any]) -> ApprovalCard | None: ...
     def reject_pending(self, reason: str) -> None: ...
     def show_permission_mode(self, mode: str) -> None: ...
+    def show_effort(self, effort: str | None) -> None: ...
 
 
 def current_cell_id(shell: Any) -> str | None:
@@ -119,6 +120,9 @@ class SurfaceControls:
     #: None: no permission menu (a surface that cannot change the mode, such as the bench's).
     permission_mode: str | None = None
     on_permission_mode: Callable[[str], None] | None = None
+    #: The session's effort (None: the model's default); no ``on_effort``: no effort menu.
+    effort: str | None = None
+    on_effort: Callable[[str], None] | None = None
     background: bool = False
 
 
@@ -136,6 +140,8 @@ class WidgetSurface:
             loop=controls.loop,
             permission_mode=controls.permission_mode,
             on_permission_mode=controls.on_permission_mode,
+            effort=controls.effort,
+            on_effort=controls.on_effort,
         )
         self.pending: list[ApprovalCard] = []
         self.handle = DisplayHandle()
@@ -159,6 +165,9 @@ class WidgetSurface:
 
     def show_permission_mode(self, mode: str) -> None:
         self.live.set_permission_mode(mode)
+
+    def show_effort(self, effort: str | None) -> None:
+        self.live.set_effort(effort)
 
     def set_models(self, models: Sequence[str], value: str | None) -> None:
         self.live.set_models(models, value)
@@ -192,6 +201,9 @@ class _NoControls:
         return None
 
     def show_permission_mode(self, mode: str) -> None:
+        return None
+
+    def show_effort(self, effort: str | None) -> None:
         return None
 
 

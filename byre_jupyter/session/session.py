@@ -540,11 +540,12 @@ class Session:
         than :data:`~byre_jupyter.protocol.EFFORT_LEVELS` raises ``ValueError``."""
         effort = effort_option(effort)
         if self._channel is not None and self.running:
-            # The CLI's "auto" is the model's default (what `/effort auto` sets).
+            # null clears the level (--effort's too): the model's default. 2.1.328 ignores
+            # "auto" here, though `/effort auto` takes it.
             await self._channel.request(
                 "apply_flag_settings",
                 timeout=self.options.control_timeout,
-                settings={"effortLevel": effort or "auto"},
+                settings={"effortLevel": effort},
             )
         self.effort = effort
         return effort

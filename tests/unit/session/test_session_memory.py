@@ -304,7 +304,7 @@ async def test_set_effort_switches_the_running_cli_and_later_launches(make: Make
     assert await session.set_effort("MAX") == "max"
     assert fake.flag_settings == {"effortLevel": "max"}
     assert await session.set_effort("default") is None
-    assert fake.flag_settings == {"effortLevel": "auto"}  # the CLI's word for the default
+    assert fake.flag_settings == {"effortLevel": None}  # null: the model's default
     with pytest.raises(ValueError, match="low, medium"):
         await session.set_effort("turbo")
     assert session.effort is None
