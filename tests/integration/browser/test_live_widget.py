@@ -143,14 +143,22 @@ def test_header_at_700_px(lab: LabPage, api: ScriptedAPI, claude_env: dict[str, 
     """JupyterLab at 700 px, light and dark: the model, mode and effort menus have visible
     captions and their values whole (the header wraps rather than cut "claude-op…"), Stop
     stays where it is while the answer grows below it, and an effort chosen in the header and
-    one given with -e reach the API requests that follow."""
+    one given with -e reach the API requests that follow, as does a `/effort` typed as a prompt,
+    which the next cell's header shows."""
     streamed = Reply(Text(STREAM, chunk=24, delay=0.06), ToolUse("Bash", {"command": "true"}))
     api.on("HEADER", streamed, times=1)
     api.on(lambda r: bool(r.last_tool_results), Hang(then=Reply(Text("All done."))), times=1)
     api.default = Reply(Text("ok"))
     lab.page.set_viewport_size({"width": 700, "height": 900})
     lab.open_notebook(
-        new_notebook(LOAD, "%%claude\nHEADER go", "%%claude\nSECOND", "%%claude -e low\nTHIRD"),
+        new_notebook(
+            LOAD,
+            "%%claude\nHEADER go",
+            "%%claude\nSECOND",
+            "%%claude -e low\nTHIRD",
+            "%%claude\n/effort xhigh",
+            "%%claude\nFIFTH",
+        ),
         kernel_env=claude_env,
     )
     lab.run_cell(0, timeout=60)
@@ -198,3 +206,16 @@ def test_header_at_700_px(lab: LabPage, api: ScriptedAPI, claude_env: dict[str, 
         if r.stream and word in r.last_user_text
     }
     assert efforts == {"SECOND": "max", "THIRD": "low"}, efforts
+
+    # `/effort xhigh` typed as a prompt: the next cell's header shows it, and its request has it.
+    api.on("FIFTH", Hang(then=Reply(Text("ok"))), times=1)
+    lab.run_cell(4, timeout=60)
+    lab.run_cell(5, wait=False)
+    api.wait_for_request("FIFTH", timeout=60)
+    menu = lab.output_locator(5).get_by_label("Effort", exact=True)
+    menu.wait_for(timeout=30_000)
+    assert menu.input_value() == "xhigh"
+    api.release()
+    assert lab.wait_for_cell(5, timeout=60)
+    fifth = [r for r in api.requests if r.stream and "FIFTH" in r.last_user_text]
+    assert [(r.body.get("output_config") or {}).get("effort") for r in fifth] == ["xhigh"]
