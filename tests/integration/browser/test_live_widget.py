@@ -109,8 +109,9 @@ def test_the_bar_is_one_line_and_the_swap_to_the_record_moves_nothing(
 # width the selected option's text needs in the menu's font against the room inside it), and
 # where Stop is against the output's top.
 HEADER_JS = """(out) => {
-  const head = out.querySelector('.byre-head');
-  if (!head) return null;
+  const stopButton = out.querySelector('.byre-stop');
+  if (!stopButton) return null;
+  const head = out.querySelector('.byre-head') || stopButton.parentNode;
   const top = out.getBoundingClientRect().top;
   const fields = [...head.querySelectorAll('.byre-field')].filter(f => !f.hidden).map(f => {
     const cap = f.querySelector('.byre-caption'), sel = f.querySelector('select');
@@ -130,7 +131,7 @@ HEADER_JS = """(out) => {
              colors: [getComputedStyle(cap).color, cs.color, cs.backgroundColor],
              inside: s.left >= 0 && s.right <= window.innerWidth && c.left >= 0 };
   });
-  const stop = head.querySelector('.byre-stop').getBoundingClientRect();
+  const stop = stopButton.getBoundingClientRect();
   return { fields, stop: [stop.left, stop.top - top, stop.width, stop.height],
            stopInside: stop.right <= window.innerWidth,
            lines: Math.round(head.getBoundingClientRect().height / stop.height),
