@@ -1,10 +1,11 @@
 """``Claude``: the traitlets configuration of the notebook integration.
 
 Settable with ``%config Claude.model = "sonnet"`` in a notebook or ``c.Claude.model = ...`` in
-``ipython_config.py``. Every trait is read when a session is created (and ``model`` /
-``permission_mode`` are pushed to running sessions when changed). Two environment variables set
-defaults, for runs where no config file is at hand (CI, tests, a kernel started by a script):
-``BYRE_LIVE`` (``live``) and ``BYRE_STATE_DIR`` (``state_dir``); a trait set explicitly wins.
+``ipython_config.py``. Every trait is read when a session is created (and ``model``,
+``permission_mode`` and ``effort`` are pushed to running sessions when changed). Two
+environment variables set defaults, for runs where no config file is at hand (CI, tests, a
+kernel started by a script): ``BYRE_LIVE`` (``live``) and ``BYRE_STATE_DIR`` (``state_dir``); a
+trait set explicitly wins.
 
 Which traits a CLI is launched with is not listed here but read from the launch options
 (``transport/launch.py``: each :class:`~byre_jupyter.transport.launch.LaunchOptions` field names
@@ -33,7 +34,7 @@ from traitlets import (
 from traitlets.config import Configurable
 
 from ..errors import ByreWarning
-from ..protocol import PERMISSION_MODES
+from ..protocol import EFFORT_LEVELS, PERMISSION_MODES
 from ..transport.launch import Setting, launch_fields
 from .hostspares import on_hub
 from .policy import mode_refusal, read_policy
@@ -63,6 +64,42 @@ class Claude(Configurable):
         help="How the CLI asks before tools run: default (ask), acceptEdits, plan, "
         "bypassPermissions.",
     ).tag(config=True)  # fmt: skip
+    effort = Enum(
+        EFFORT_LEVELS, default_value=None, allow_none=True,
+        help="Effort level of the model (--effort): low, medium, high, xhigh or max; None: the "
+        "model's default. Changing it also switches running sessions, from their next request; "
+        "the header's effort menu and `%%claude -e LEVEL` switch one session.",
+    ).tag(config=True)  # fmt: skip
+    fallback_model = Unicode(
+        None, allow_none=True,
+        help="Models to fall back to when the main model is busy or unavailable "
+        "(--fallback-model; comma-separated, in order).",
+    ).tag(config=True)  # fmt: skip
+    max_budget_usd = Float(
+        None, allow_none=True, min=0.0,
+        help="The CLI's own spending cap in US dollars (--max-budget-usd), counted over the "
+        "conversation as the CLI counts its cost (a resumed one goes on from its total): the "
+        "turn that reaches it stops, and the cell says so; later turns stop at once. None: "
+        "no cap.",
+    ).tag(config=True)  # fmt: skip
+    add_dirs = List(
+        Unicode(), help="More directories Claude's file tools may access (--add-dir)."
+    ).tag(config=True)
+    allowed_tools = List(
+        Unicode(),
+        help="Tools (and rules such as 'Bash(git *)') allowed without asking (--allowedTools).",
+    ).tag(config=True)
+    disallowed_tools = List(
+        Unicode(), help="Tools (and rules such as 'Bash(rm *)') denied (--disallowedTools)."
+    ).tag(config=True)
+    agents = Dict(
+        key_trait=Unicode(), value_trait=Dict(),
+        help="Custom subagents by name, e.g. {'reviewer': {'description': 'Reviews code', "
+        "'prompt': 'You review code.'}} (--agents, as JSON).",
+    ).tag(config=True)  # fmt: skip
+    plugin_dirs = List(
+        Unicode(), help="Plugin directories or .zip files loaded for these sessions (--plugin-dir)."
+    ).tag(config=True)
     cwd = Unicode(
         None, allow_none=True, help="Working directory of the CLI. Default: the kernel's cwd."
     ).tag(config=True)

@@ -69,7 +69,7 @@ class ClaudeExtension:
         #: Who answers the CLI's permission requests and the in-kernel tools' approvals.
         self.approvals = Approvals(self.config, self.conversations, shell, self.python_runner)
         self.background: set[Any] = set()
-        self.config.observe(self._config_changed, names=["model", "permission_mode"])
+        self.config.observe(self._config_changed, names=["model", "permission_mode", "effort"])
         #: The default session started by ``Claude.prewarm``, until it is replaced.
         self._warm: Session | None = None
         self._rewarming = False
@@ -271,10 +271,10 @@ class ClaudeExtension:
         return self.conversations.install(session, new=False)
 
     def _branch_settings(self, name: str, old: Session | None) -> dict[str, Any]:
-        """A move of ``name`` keeps the model and permission mode its session has now."""
+        """A move of ``name`` keeps the model, permission mode and effort its session has now."""
         settings = self._settings(name)
         if old is not None:
-            settings.update(model=old.model, permission_mode=old.permission_mode)
+            settings.update(model=old.model, permission_mode=old.permission_mode, effort=old.effort)
         return settings
 
     def session(self, name: str = "default", *, new: bool = False) -> Session:
@@ -338,6 +338,8 @@ class ClaudeExtension:
                 continue  # closed and started again by the first cell, with the new value
             if change["name"] == "model":
                 self.schedule(session.set_model(change["new"]))
+            elif change["name"] == "effort":
+                self.schedule(session.set_effort(change["new"]))
             else:
                 self.schedule(session.set_permission_mode(change["new"]))
 

@@ -42,6 +42,7 @@ class Surface(Protocol):
     def ask(self, tool_name: str, tool_input: Mapping[str, Any]) -> Card | None: ...
     def reject_pending(self, reason: str) -> None: ...
     def show_permission_mode(self, mode: str) -> None: ...
+    def show_effort(self, effort: str | None) -> None: ...
 
 
 def current_cell_id(shell: Any) -> str | None:
@@ -121,6 +122,9 @@ class SurfaceControls:
     #: The modes the menu offers (app/policy.py ``offered_modes``); None: every mode.
     modes: Sequence[str] | None = None
     on_permission_mode: Callable[[str], None] | None = None
+    #: The session's effort (None: the model's default); no ``on_effort``: no effort menu.
+    effort: str | None = None
+    on_effort: Callable[[str], None] | None = None
     background: bool = False
 
 
@@ -139,6 +143,8 @@ class WidgetSurface:
             permission_mode=controls.permission_mode,
             modes=controls.modes,
             on_permission_mode=controls.on_permission_mode,
+            effort=controls.effort,
+            on_effort=controls.on_effort,
         )
         self.pending: list[Card] = []
         self.handle = DisplayHandle()
@@ -162,6 +168,9 @@ class WidgetSurface:
 
     def show_permission_mode(self, mode: str) -> None:
         self.live.set_permission_mode(mode)
+
+    def show_effort(self, effort: str | None) -> None:
+        self.live.set_effort(effort)
 
     def set_models(self, models: Sequence[str], value: str | None) -> None:
         self.live.set_models(models, value)
@@ -195,6 +204,9 @@ class _NoControls:
         return None
 
     def show_permission_mode(self, mode: str) -> None:
+        return None
+
+    def show_effort(self, effort: str | None) -> None:
         return None
 
 

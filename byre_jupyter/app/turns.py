@@ -192,6 +192,8 @@ class TurnController:
                 permission_mode=session.permission_mode or "default",
                 modes=offered_modes(read_policy()),
                 on_permission_mode=self._on_permission_mode,
+                effort=session.effort,
+                on_effort=self._on_effort,
                 background=request.background,
             ),
         )
@@ -377,6 +379,23 @@ class TurnController:
             except ByreError as e:
                 view.add_notice("error", f"permission mode change to {mode} refused: {e}")
                 self.surface.show_permission_mode(before)  # the menu shows what is in force
+            self.surface.update(list(view.walk()))
+
+        self.ext.schedule(switch())
+
+    def _on_effort(self, effort: str) -> None:
+        """The header's effort menu: the running CLI switches from its next request
+        (``apply_flag_settings``), and later launches of the session use it."""
+        session, view = self.session, self.view
+
+        async def switch() -> None:
+            before = session.effort
+            try:
+                await session.set_effort(effort)
+                view.add_notice("info", f"Effort: {effort} (from the next request)")
+            except (ByreError, ValueError) as e:
+                view.add_notice("error", f"effort change to {effort} refused: {e}")
+                self.surface.show_effort(before)  # the menu shows what is in force
             self.surface.update(list(view.walk()))
 
         self.ext.schedule(switch())

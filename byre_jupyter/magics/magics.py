@@ -29,7 +29,7 @@ from ..app.policy import read_policy
 from ..app.portable import PortableError
 from ..app.turns import TurnRequest, run_turn
 from ..errors import ByreError
-from ..protocol import Image, model_label
+from ..protocol import EFFORT_LEVELS, Image, model_label
 from ..tools.notebook_bridge import bridge_of
 from ..ui.toolinfo import allowance_lines
 
@@ -41,6 +41,13 @@ __all__ = ["ClaudeMagics", "parse_cell_args"]
     "-s", "--session", default="default", help="Session name (several conversations side by side)."
 )
 @argument("-m", "--model", default=None, help="Switch the session to this model before the turn.")
+@argument(
+    "-e",
+    "--effort",
+    default=None,
+    choices=("default", *EFFORT_LEVELS),
+    help="Switch the session to this effort level before the turn (default: the model's own).",
+)
 @argument("--new", action="store_true", help="Start a fresh conversation in this session.")
 @argument(
     "-i",
@@ -151,7 +158,7 @@ def _subcommand_parsers() -> dict[str, _SubcommandParser]:
             help="the session (default: default)",
         )  # fmt: skip
 
-    sub("sessions", "List sessions: name, state, model, conversation id, turns, cost.")
+    sub("sessions", "List sessions: name, state, model, effort, conversation id, turns, cost.")
     p = sub("model", "Show the session's model, or switch it.")
     p.add_argument("model", nargs="?", metavar="MODEL", help="e.g. sonnet, opus, or default")
     session_opt(p)
@@ -256,6 +263,11 @@ class ClaudeMagics(Magics):
                 await session.set_model(args.model)
             except ByreError as e:
                 raise UsageError(f"-m {args.model}: {e}") from None
+        if args.effort:
+            try:
+                await session.set_effort(args.effort)
+            except ByreError as e:
+                raise UsageError(f"-e {args.effort}: {e}") from None
         request = TurnRequest(
             session=session,
             prompt=plan.prompt,
@@ -352,8 +364,8 @@ class ClaudeMagics(Magics):
 
     def _cmd_sessions(self, args: argparse.Namespace) -> None:
         lines = [
-            "| session | state | model | conversation | turns | cost |",
-            "|---|---|---|---|---|---|",
+            "| session | state | model | effort | conversation | turns | cost |",
+            "|---|---|---|---|---|---|---|",
         ]
         for entry in self.ext.conversations:
             s, paid = entry.session, entry.ledger
@@ -362,11 +374,12 @@ class ClaudeMagics(Magics):
             )
             model = html.escape(model_label(s.model)).replace("|", "\\|").replace("`", "\\`")
             lines.append(
-                f"| {s.name} | {state} | {model} | `{(s.session_id or '').replace('`', '')}` | "
+                f"| {s.name} | {state} | {model} | {s.effort or 'default'} | "
+                f"`{(s.session_id or '').replace('`', '')}` | "
                 f"{paid.turns} | {dollars(paid.cost_usd)} |"
             )
         if len(lines) == 2:
-            lines.append("| *(none yet: run a %%claude cell)* | | | | | |")
+            lines.append("| *(none yet: run a %%claude cell)* | | | | | | |")
         self._show("\n".join(lines))
 
     def _cmd_model(self, args: argparse.Namespace) -> str | None:

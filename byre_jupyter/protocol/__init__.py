@@ -6,10 +6,13 @@ without an event loop.
 """
 
 from .control import (
+    EFFORT_LEVELS,
     PERMISSION_MODES,
     Image,
     cancel_request,
     control_request,
+    effort_option,
+    effort_set_by,
     error_response,
     image_block,
     model_label,
@@ -24,11 +27,14 @@ from .messages import __all__ as _messages_all
 
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
+    "EFFORT_LEVELS",
     "LineSplitter",
     "PERMISSION_MODES",
     "Image",
     "cancel_request",
     "control_request",
+    "effort_option",
+    "effort_set_by",
     "encode_line",
     "error_response",
     "image_block",

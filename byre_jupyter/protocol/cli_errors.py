@@ -19,6 +19,8 @@ class CliErrorKind(enum.Enum):
     NO_CONVERSATION = "no-conversation"
     #: No usable credentials: the CLI's own words send the user to its REPL's ``/login``.
     NOT_LOGGED_IN = "not-logged-in"
+    #: ``--max-budget-usd`` reached (a result of subtype ``error_max_budget_usd``).
+    BUDGET = "budget"
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,9 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern(CliErrorKind.NOT_LOGGED_IN, "invalid api key", "2.1.328"),
     # The API's own error type, passed through in the result text.
     Pattern(CliErrorKind.NOT_LOGGED_IN, "authentication_error", "2.1.328"),
+    # "Reached maximum budget ($0.01)", the result's errors (tests/integration/cli/
+    # test_launch_settings_cli.py).
+    Pattern(CliErrorKind.BUDGET, "reached maximum budget", "2.1.328"),
 )
 
 

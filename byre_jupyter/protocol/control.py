@@ -9,15 +9,19 @@ Control requests and responses share stdin/stdout with the messages
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "EFFORT_LEVELS",
     "PERMISSION_MODES",
     "Image",
     "cancel_request",
     "control_request",
+    "effort_option",
+    "effort_set_by",
     "error_response",
     "image_block",
     "model_label",
@@ -30,6 +34,40 @@ __all__ = [
 #: The permission modes the CLI accepts (``--permission-mode``, ``set_permission_mode``):
 #: the one list; the config trait and the menus take theirs from here.
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto")
+
+
+#: The effort levels the CLI accepts (``--effort``, ``apply_flag_settings`` ``effortLevel``,
+#: ``/effort``; 2.1.328's ``--help``): the one list; the trait, ``-e`` and the menu read it.
+EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
+
+
+def effort_option(name: str | None) -> str | None:
+    """The effort to tell the CLI for what a user typed: ``None`` (the model's own default, no
+    ``--effort``) for nothing or ``"default"``, else one of :data:`EFFORT_LEVELS`; anything
+    else raises ``ValueError`` naming them."""
+    name = (name or "").strip().lower()
+    if not name or name == "default":
+        return None
+    if name not in EFFORT_LEVELS:
+        raise ValueError(f"unknown effort {name!r}: one of default, {', '.join(EFFORT_LEVELS)}")
+    return name
+
+
+_EFFORT_SET = re.compile(r"Set effort level to (\w+)|Effort level set to (auto)\b")
+
+
+def effort_set_by(command: str, answer: str | None) -> tuple[bool, str | None]:
+    """What a ``/effort`` command the user sent as a prompt did, from the CLI's answer (its
+    result text, 2.1.328: "Set effort level to high (this session only): ...", "Effort level
+    set to auto ..."): ``(True, level)`` when it set one (``None`` for auto: the model's
+    default), ``(False, None)`` when it set nothing (usage, unknown option, another command)."""
+    if command.split(maxsplit=1)[:1] != ["/effort"] or not answer:
+        return False, None
+    found = _EFFORT_SET.match(answer.strip())
+    if found is None:
+        return False, None
+    level = (found.group(1) or "").lower()
+    return True, level if level in EFFORT_LEVELS else None
 
 
 def model_option(name: str | None) -> str | None:

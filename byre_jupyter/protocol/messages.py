@@ -539,6 +539,24 @@ class ResultMessage(Message):
             "aborted"
         )
 
+    @property
+    def budget_exhausted(self) -> bool:
+        """The CLI's spending cap (``--max-budget-usd``) ended the turn: 2.1.328 sends subtype
+        ``error_max_budget_usd``, ``terminal_reason`` ``budget_exhausted``, ``is_error`` and
+        ``errors: ["Reached maximum budget ($0.01)"]``; the result text is the answer so far
+        (the turn that crossed the cap) or empty (every later one, sent no request)."""
+        return self.subtype == "error_max_budget_usd" or self.terminal_reason == "budget_exhausted"
+
+    @property
+    def failure_text(self) -> str:
+        """What went wrong, in the CLI's words, for a result with ``is_error``: the errors of a
+        budget stop (its result text is an answer, not an error), else the result text, the
+        errors, or the reason."""
+        errors = "; ".join(self.errors)
+        if self.budget_exhausted:
+            return errors or "Reached maximum budget"
+        return self.result or errors or f"The turn failed ({self.terminal_reason or self.subtype})."
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ControlRequest(Message):

@@ -39,6 +39,8 @@ from ..protocol import (
     Message,
     ResultMessage,
     StreamEvent,
+    effort_option,
+    effort_set_by,
     image_block,
     model_option,
     user_message,
@@ -88,9 +90,11 @@ class Session:
         self.name = name
         self.options = dataclasses.replace(options, **overrides) if overrides else options
         options = self.options
-        # What may change while the session runs: set_model, set_permission_mode.
+        # What may change while the session runs: set_model, set_permission_mode, set_effort
+        # (and a `/effort` the user sends as a prompt).
         self.model = options.model
         self.permission_mode = options.permission_mode
+        self.effort = options.effort
         self.can_use_tool = options.can_use_tool or default_policy(options.permission_mode)
         self._default_policy = options.can_use_tool is None
         self.mcp_server = options.mcp_server or McpServer("byre")
@@ -243,7 +247,7 @@ class Session:
         if self.permission_mode == "bypassPermissions" and (refusal := bypass_refusal(env)):
             raise ByreError(refusal)
         # The model and permission mode now: set_model and set_permission_mode change them.
-        now = {"model": self.model, "permission_mode": self.permission_mode}
+        now = {"model": self.model, "permission_mode": self.permission_mode, **self._now()}
         return LaunchSpec(
             **{**self.options.launch_options(), **now},
             session_id=session_id,
@@ -529,6 +533,27 @@ class Session:
         if self._default_policy:  # the default policy follows the mode
             self.can_use_tool = default_policy(mode)
 
+    async def set_effort(self, effort: str | None) -> str | None:
+        """Switch the effort level for later requests (the running process too, with the
+        CLI's ``apply_flag_settings``: measured with 2.1.328, the next request carries it as
+        ``output_config.effort``). ``"default"`` (or None) is the model's own; another word
+        than :data:`~byre_jupyter.protocol.EFFORT_LEVELS` raises ``ValueError``."""
+        effort = effort_option(effort)
+        if self._channel is not None and self.running:
+            # null clears the level (--effort's too): the model's default. 2.1.328 ignores
+            # "auto" here, though `/effort auto` takes it.
+            await self._channel.request(
+                "apply_flag_settings",
+                timeout=self.options.control_timeout,
+                settings={"effortLevel": effort},
+            )
+        self.effort = effort
+        return effort
+
+    def _now(self) -> dict[str, Any]:
+        """The launch settings that change while the session runs, beyond model and mode."""
+        return {"effort": self.effort}
+
     async def get_context_usage(self) -> Mapping[str, Any]:
         return await self._request_started("get_context_usage")
 
@@ -567,7 +592,7 @@ class Session:
         if self.session_id is None:
             raise ByreError("nothing to fork: the session has no conversation yet")
         # A fresh session (new id) told to resume ours with --fork-session; "" = whole history.
-        current = {"model": self.model, "permission_mode": self.permission_mode}
+        current = {"model": self.model, "permission_mode": self.permission_mode, **self._now()}
         return Session(
             name or f"{self.name}-fork",
             self.options.forked(self.session_id, at, **{**current, **options}),
@@ -605,6 +630,12 @@ class Session:
             turn = self._background_turn()
         turn.add(message)
         if isinstance(message, ResultMessage):
+            if isinstance(turn.prompt, str):
+                # The user typed `/effort LEVEL` as a prompt: the CLI switched, so do we (the
+                # header, `%claude sessions` and the next launch or fork agree with it).
+                changed, level = effort_set_by(turn.prompt, message.result)
+                if changed:
+                    self.effort = level
             turn.cost_usd = self._account(message)
             turn.finish(message)
             if turn is self._background:

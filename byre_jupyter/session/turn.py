@@ -74,7 +74,9 @@ class TurnResult:
         if self.error is not None:
             return str(self.error)
         if self.is_error and not self.interrupted:
-            return self.text or (self.raw.terminal_reason if self.raw else None) or "error"
+            if self.raw is not None:
+                return self.raw.failure_text
+            return self.text or "error"
         return None
 
 

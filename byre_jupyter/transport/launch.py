@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import CLINotFoundError
-from ..protocol import model_option
+from ..protocol import effort_option, model_option
 from ..protocol.framing import DEFAULT_MAX_LINE_BYTES
 
 __all__ = [
@@ -186,6 +186,33 @@ class LaunchOptions:
     permission_mode: str | None = _setting(
         reaches="flag", flag="--permission-mode", trait="permission_mode"
     )
+    effort: str | None = _setting(reaches="flag", flag="--effort", trait="effort")
+    """The CLI's effort level (:data:`~byre_jupyter.protocol.EFFORT_LEVELS`); None: its default.
+    A running CLI switches with ``apply_flag_settings`` (``Session.set_effort``)."""
+    fallback_model: str | None = _setting(
+        reaches="flag", flag="--fallback-model", trait="fallback_model"
+    )
+    """Models to fall back to when the main one is busy or unavailable, comma-separated."""
+    max_budget_usd: float | None = _setting(
+        reaches="flag", flag="--max-budget-usd", trait="max_budget_usd"
+    )
+    """The CLI's own spending cap, in US dollars: the turn that reaches it ends with a result
+    of subtype ``error_max_budget_usd``, and every later one at once."""
+    add_dirs: Sequence[str] = _setting(
+        tuple, reaches="flag", flag="--add-dir", trait="add_dirs", from_trait=tuple
+    )
+    allowed_tools: Sequence[str] = _setting(
+        tuple, reaches="flag", flag="--allowedTools", trait="allowed_tools", from_trait=tuple
+    )
+    disallowed_tools: Sequence[str] = _setting(
+        tuple, reaches="flag", flag="--disallowedTools", trait="disallowed_tools", from_trait=tuple
+    )
+    agents: Mapping[str, Any] = _setting(dict, reaches="flag", flag="--agents", trait="agents")
+    """Custom subagents by name (``{"reviewer": {"description": ..., "prompt": ...}}``), passed
+    as ``--agents`` JSON."""
+    plugin_dirs: Sequence[str] = _setting(
+        tuple, reaches="flag", flag="--plugin-dir", trait="plugin_dirs", from_trait=tuple
+    )
     env: Mapping[str, str] = _setting(dict, reaches="environment", trait="env")
     """Added to the kernel's environment last: always wins."""
     env_drop: Sequence[str] = _setting(tuple, reaches="environment", trait="env_drop")
@@ -206,6 +233,15 @@ class LaunchOptions:
             "env": dict(self.env or {}),
             "env_drop": tuple(self.env_drop),
             "extra_args": tuple(self.extra_args),
+            "effort": effort_option(self.effort),
+            "fallback_model": self.fallback_model or None,
+            "max_budget_usd": None if self.max_budget_usd is None else float(self.max_budget_usd),
+            "add_dirs": tuple(os.fspath(d) for d in self.add_dirs),
+            "plugin_dirs": tuple(os.fspath(d) for d in self.plugin_dirs),
+            "allowed_tools": tuple(self.allowed_tools),
+            "disallowed_tools": tuple(self.disallowed_tools),
+            # A copy through JSON: plain data that compares by value, and what goes on argv.
+            "agents": json.loads(json.dumps(dict(self.agents or {}))),
         }
         for name, value in normal.items():
             object.__setattr__(self, name, value)
@@ -241,12 +277,14 @@ class LaunchSpec(LaunchOptions):
 
 def _flag(flag: str, value: object) -> list[str]:
     """A flag field's words: ``--flag=VALUE`` (the equals form keeps a dash-leading value from
-    being read as a flag), once per item of a list, a bare ``--flag`` for True; nothing when
-    unset, empty or False."""
+    being read as a flag), once per item of a list, a mapping as JSON, a bare ``--flag`` for
+    True; nothing when unset, empty or False."""
     if value is None or value is False or value == "":
         return []
     if value is True:
         return [flag]
+    if isinstance(value, Mapping):
+        return [f"{flag}={json.dumps(value, separators=(',', ':'))}"] if value else []
     if isinstance(value, (list, tuple)):
         return [f"{flag}={item}" for item in value]
     return [f"{flag}={value}"]

@@ -20,14 +20,28 @@ function nodes(html) {
   return [...t.content.childNodes];
 }
 
-// The last element that holds text, where the streaming cursor goes.
+// Elements the cursor never goes into: it goes after them.
+const VOID = new Set(["BR", "HR", "IMG", "INPUT", "WBR"]);
+
+// The innermost element that ends the text, where the streaming cursor goes: the paragraph
+// itself when its text ends in plain text after a bold, code or link (looking at elements
+// alone put the cursor after the last of them while the text grew on after it). Whitespace
+// between blocks and the cursor itself are not text.
 function lastLeaf(node) {
-  let leaf = null;
-  for (let el = node.lastElementChild; el; el = el.lastElementChild) {
-    if (el.tagName === "PRE" || el.tagName === "CODE" || !el.lastElementChild) return el;
-    leaf = el;
+  let el = node;
+  for (;;) {
+    let last = el.lastChild;
+    while (last && !isText(last) && !(last.nodeType === 1 && !last.classList.contains("byre-cursor"))) {
+      last = last.previousSibling;
+    }
+    if (!last || last.nodeType !== 1 || VOID.has(last.tagName)) return el;
+    if (last.tagName === "PRE" || last.tagName === "CODE") return last;
+    el = last;
   }
-  return leaf;
+}
+
+function isText(node) {
+  return node.nodeType === 3 && node.textContent.trim() !== "";
 }
 
 // One view of the model: the frame, the pieces by id, the bar.
@@ -49,7 +63,9 @@ export class LiveTurn {
     this.body.setAttribute("aria-live", "polite");
     this.body.setAttribute("aria-label", "Answer");
     this.bar = this.makeBar();
-    this.frame.append(prompt, this.body, this.bar.node);
+    // The controls above the answer, where they stay while it grows (the status line is the
+    // record's footer, below it).
+    this.frame.append(this.bar.head, prompt, this.body, this.bar.node);
     outer.append(this.frame);
     el.replaceChildren(outer);
     this.cursor = make("span", "byre-cursor");
@@ -82,6 +98,7 @@ export class LiveTurn {
     status.setAttribute("aria-live", "polite");
     const model = this.menu("Model", "model");
     const mode = this.menu("Permissions", "mode");
+    const effort = this.menu("Effort", "effort");
     const stop = make("button", "byre-stop jupyter-button widget-button", "Stop");
     stop.type = "button";
     stop.title = "Interrupt this turn";
@@ -92,8 +109,15 @@ export class LiveTurn {
       const cell = this.el.closest(".jp-Cell");
       if (cell) setTimeout(() => cell.focus(), 0);
     });
-    node.append(spinner, status, model, mode, stop);
-    return { node, spinner, status, model, mode, stop };
+    node.append(spinner, status);
+    // The header: each menu with its caption, whole (they wrap onto a second line rather than
+    // cut a value short), a slot for the context meter, and Stop at the end of the first line.
+    const head = make("div", "byre-head");
+    const menus = make("div", "byre-menus");
+    menus.append(field("model", model), field("mode", mode), field("effort", effort));
+    const context = make("span", "byre-context");
+    head.append(menus, context, stop);
+    return { node, head, spinner, status, model, mode, effort, stop };
   }
 
   menu(label, event) {
@@ -114,11 +138,14 @@ export class LiveTurn {
     b.status.classList.toggle("byre-waiting", !!bar.waiting);
     options(b.model, bar.models || [], bar.model, (m) => m);
     b.model.title = `Model: ${bar.model || "default"} (from the next request)`;
-    b.mode.hidden = !bar.modes;
+    b.mode.parentNode.hidden = !bar.modes;
     options(b.mode, bar.modes || [], bar.mode, (m) => this.help[m] || m);
     b.mode.title = this.help[bar.mode] || "Permission mode";
+    b.effort.parentNode.hidden = !bar.efforts;
+    options(b.effort, bar.efforts || [], bar.effort, (e) => e);
+    b.effort.title = `Effort: ${bar.effort || "default"} (from the next request)`;
     b.stop.textContent = bar.stopping ? "Stopping…" : "Stop";
-    b.model.disabled = b.mode.disabled = !!bar.disabled;
+    b.model.disabled = b.mode.disabled = b.effort.disabled = !!bar.disabled;
     b.stop.disabled = !!(bar.disabled || bar.stopping);
     this.frame.classList.toggle("byre-streaming", !bar.done);
     this.placeCursor();
@@ -188,6 +215,13 @@ export class LiveTurn {
       this.cursor.remove();
     }
   }
+}
+
+// A menu with its caption: a <label>, so a click on the word opens the menu too.
+function field(caption, select) {
+  const label = make("label", "byre-field");
+  label.append(make("span", "byre-caption", caption), select);
+  return label;
 }
 
 function options(select, values, value, label) {

@@ -36,7 +36,7 @@ import anywidget
 import ipywidgets as W
 import traitlets as T
 
-from byre_jupyter.protocol import PERMISSION_MODES
+from byre_jupyter.protocol import EFFORT_LEVELS, PERMISSION_MODES
 from byre_jupyter.ui.coalesce import Coalescer, LoopLike, TimerLike
 from byre_jupyter.ui.comms import StatusKeeper, UpdateAcknowledger
 from byre_jupyter.ui.format import (
@@ -415,12 +415,15 @@ class LiveView:
         permission_mode: str | None = None,
         modes: Sequence[str] | None = None,
         on_permission_mode: Callable[[str], None] | None = None,
+        effort: str | None = None,
+        on_effort: Callable[[str], None] | None = None,
     ) -> None:
         self._view = view
         self._loop = loop
         self._on_stop = on_stop
         self._on_model = on_model
         self._on_permission_mode = on_permission_mode
+        self._on_effort = on_effort
         self._tick_interval = tick
         self._owned: list[W.Widget] = []
         # Without it only the first edit of an approval card's reason reaches the kernel.
@@ -449,6 +452,9 @@ class LiveView:
             offered = PERMISSION_MODES if modes is None else modes
             self._modes = list(dict.fromkeys([*offered, permission_mode]))
             self._mode = permission_mode
+        # The effort menu: "default" (the model's own) and the CLI's levels; None: no menu.
+        self._efforts = None if on_effort is None else ["default", *EFFORT_LEVELS]
+        self._effort = effort or "default"
         # Approval cards now waiting in this view (the status says so).
         self._waiting: list[W.Widget] = []
         self._status = ""
@@ -535,6 +541,14 @@ class LiveView:
         self._mode = mode
         self._publish_bar()
 
+    def set_effort(self, effort: str | None) -> None:
+        """Show ``effort`` (None: the model's default) in the menu without calling back (e.g.
+        after a refused switch)."""
+        if self._efforts is None or self._closed:
+            return
+        self._effort = effort or "default"
+        self._publish_bar()
+
     def own(self, widget: Any) -> Any:
         """Register a widget made elsewhere (an approval card) so :meth:`close` closes it."""
         return self._own(widget)
@@ -585,7 +599,8 @@ class LiveView:
     # -- widget callbacks: any thread, so only hand over to the loop -----------------------
 
     def _message(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        """A click or choice from live.js: ``{"event": "stop" | "model" | "mode" | "sync"}``."""
+        """A click or choice from live.js: ``{"event": "stop" | "model" | "mode" | "effort" |
+        "sync"}``."""
         if self._closed or not isinstance(content, dict):
             return
         event, value = content.get("event"), content.get("value")
@@ -597,6 +612,8 @@ class LiveView:
             self._loop.call_soon_threadsafe(self._model_chosen, value)
         elif event == "mode" and isinstance(value, str) and value:
             self._loop.call_soon_threadsafe(self._mode_chosen, value)
+        elif event == "effort" and isinstance(value, str) and value:
+            self._loop.call_soon_threadsafe(self._effort_chosen, value)
 
     def _model_chosen(self, name: str) -> None:
         if self._closed or self._finished or name not in self._models:
@@ -613,6 +630,14 @@ class LiveView:
         self._mode = mode
         if self._on_permission_mode is not None:
             self._on_permission_mode(mode)
+        self._coalescer.mark([_HEADER_ID])
+
+    def _effort_chosen(self, effort: str) -> None:
+        if self._closed or self._finished or self._efforts is None or effort not in self._efforts:
+            return
+        self._effort = effort
+        if self._on_effort is not None:
+            self._on_effort(effort)
         self._coalescer.mark([_HEADER_ID])
 
     def _stop_on_loop(self) -> None:
@@ -728,6 +753,8 @@ class LiveView:
                 "model": self._model,
                 "modes": None if self._modes is None else list(self._modes),
                 "mode": self._mode,
+                "efforts": None if self._efforts is None else list(self._efforts),
+                "effort": self._effort,
                 "stopping": self._stopping,
                 "disabled": self._finished,
             },

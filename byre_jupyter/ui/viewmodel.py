@@ -139,12 +139,27 @@ LOGIN_HELP = (
     "%claude doctor checks the setup."
 )
 
+#: A turn the CLI's spending cap stopped (its words: "Reached maximum budget ($0.01)"). The
+#: cap is a launch flag and counts what one CLI process spent: a resumed conversation's new CLI
+#: starts from zero (tests/integration/cli/test_launch_settings_cli.py).
+BUDGET_HELP = (
+    "Stopped: the spending cap{cap} was reached, Claude.max_budget_usd (the CLI's "
+    "--max-budget-usd, counted over what this session's CLI process spent), so later turns "
+    "stop at once too. To go on, continue the conversation with %claude resume (a new CLI, "
+    "counting from zero; raise the cap first with %config Claude.max_budget_usd = ... if you "
+    "like), or start a new one with --new."
+)
+
 
 def notebook_error_text(text: str) -> str:
     """The CLI's error text in notebook terms, when we know better words for it (its words
     are for its own REPL)."""
-    if classify(text) is CliErrorKind.NOT_LOGGED_IN:
+    kind = classify(text)
+    if kind is CliErrorKind.NOT_LOGGED_IN:
         return LOGIN_HELP
+    if kind is CliErrorKind.BUDGET:
+        cap = re.search(r"\(\$[0-9.]+\)", text)
+        return BUDGET_HELP.format(cap=f" {cap.group(0)}" if cap else "")
     return text
 
 
@@ -675,12 +690,7 @@ class TurnView:
             self._set_header(interrupted=True)
         elif result.is_error:
             self._set_header(is_error=True)
-            text = (
-                result.result
-                or "; ".join(result.errors)
-                or (f"The turn failed ({result.terminal_reason or result.subtype}).")
-            )
-            self._error_notice(text)
+            self._error_notice(result.failure_text)
         seen = {b.text for b in self.blocks if isinstance(b, NoticeView)}
         for denial in result.permission_denials:
             if isinstance(denial, Mapping):

@@ -208,3 +208,54 @@ test("the controls send the user's choice, and only that", () => {
   assert.equal(stop.textContent, "Stopping…");
   assert.equal(stop.disabled, true);
 });
+
+test("the cursor follows plain text after the last bold, code or link of a paragraph", () => {
+  // lastLeaf looked at elements only: the cursor sat after "bold" while " and more" grew.
+  const { model, el } = mount();
+  for (const [seq, html, tail] of [
+    [1, "<p>Some <b>bold</b> and more</p>", " and more"],
+    [2, "<p>Call <code>f()</code> then this</p>", " then this"],
+    [3, '<p>See <a href="#x">the docs</a>, then</p>', ", then"],
+    [4, "<ul><li>one</li><li>two <em>2</em> tail</li></ul>\n", " tail"],
+  ]) {
+    model.set("changes", { seq, pieces: [text("b1", html)] });
+    const cursor = el.querySelector(".byre-cursor");
+    assert.ok(cursor, html);
+    const before = cursor.previousSibling;
+    assert.equal(before && before.nodeType, 3, html); // right after a text node
+    assert.equal(before.textContent, tail, html);
+    assert.equal(cursor.parentNode.lastChild, cursor, html);
+  }
+  // text that ends inside an element still gets the cursor there
+  model.set("changes", { seq: 5, pieces: [text("b1", "<p>a <b>bold</b></p>")] });
+  assert.equal(el.querySelector(".byre-cursor").parentNode.tagName, "B");
+});
+
+test("the header: labelled model, mode and effort menus, a context slot, and Stop", () => {
+  const { model, el } = mount({
+    menus: { ...BAR, efforts: ["default", "low", "high"], effort: "high" },
+  });
+  const head = el.querySelector(".byre-head");
+  assert.ok(head, "a header");
+  // above the answer: the frame starts with it, the body comes after
+  const turn = el.querySelector(".byre-turn");
+  assert.equal(turn.firstElementChild, head);
+  assert.ok(head.querySelector(".byre-stop"), "Stop is in the header");
+  assert.equal(el.querySelectorAll(".byre-stop").length, 1);
+  assert.ok(head.querySelector(".byre-context"), "a slot for the context meter");
+  const captions = [...head.querySelectorAll(".byre-field")].map((f) => [
+    f.querySelector(".byre-caption").textContent,
+    f.querySelector("select").getAttribute("aria-label"),
+  ]);
+  assert.deepEqual(captions, [["model", "Model"], ["mode", "Permissions"], ["effort", "Effort"]]);
+  const effort = head.querySelector('select[aria-label="Effort"]');
+  assert.deepEqual([...effort.querySelectorAll("option")].map((o) => o.value),
+    ["default", "low", "high"]);
+  assert.equal(effort.value, "high");
+  effort.querySelectorAll("option")[1].selected = true;
+  effort.dispatchEvent(new document.defaultView.Event("change"));
+  assert.deepEqual(model.sent, [{ event: "effort", value: "low" }]);
+  // no efforts: no effort field (a surface that cannot change it)
+  model.set("menus", { ...BAR, efforts: null });
+  assert.equal(effort.closest(".byre-field").hidden, true);
+});

@@ -1,7 +1,8 @@
 """A scripted fake CLI speaking stream-json in-process, behind a MemoryTransport.
 
 For the fast tier of session and control-channel tests: no process, no network, one event loop.
-It answers ``initialize``, ``interrupt`` and ``set_model`` as the real CLI 2.1.328 does
+It answers ``initialize``, ``interrupt``, ``set_model`` and ``apply_flag_settings`` as the
+real CLI 2.1.328 does
 (docs/protocol.md); every other host request gets an error. Each user message runs the next
 turn's script; a script item is one of
 
@@ -87,6 +88,7 @@ class FakeCLI:
         self.received: list[dict[str, Any]] = []  # every line the host wrote
         self.answers: list[Mapping[str, Any]] = []  # the host's answers to Ask items
         self.interrupts = 0
+        self.flag_settings: dict[str, Any] = {}  # what apply_flag_settings merged in
         self._ids = itertools.count(1)
 
     def factory(self, spec: LaunchSpec) -> MemoryTransport:
@@ -172,6 +174,9 @@ class FakeCLI:
             self._respond(request_id, {"still_queued": []})
         elif subtype == "set_model":
             self._respond(request_id, {"model": request.get("model") or "default"})
+        elif subtype == "apply_flag_settings":
+            self.flag_settings.update(request.get("settings") or {})
+            self._respond(request_id, {})
         else:
             self._respond(request_id, None, error=f"unsupported: {subtype}")
 

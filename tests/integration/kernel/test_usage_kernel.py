@@ -58,7 +58,7 @@ def test_usage_counts_every_turn_after_a_branch_and_agrees_with_the_footer(
     assert float(cost) == pytest.approx(4 * price, abs=2e-4), (usage, price)
     assert int(tokens_in) == 4 * 1500 and int(tokens_out) == 4 * 100, usage
     sessions = row(run(kernel, "%claude sessions").texts(), "default")
-    assert int(sessions[4]) == 4 and float(sessions[5].lstrip("\\$")) == pytest.approx(
+    assert int(sessions[5]) == 4 and float(sessions[6].lstrip("\\$")) == pytest.approx(
         4 * price, abs=2e-4
     ), sessions
 

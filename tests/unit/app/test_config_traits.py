@@ -78,6 +78,14 @@ def test_every_launch_trait_sets_its_launch_option(tmp_path: Path) -> None:
         "max_line_mb": 3,
         "cwd": str(tmp_path),
         "notebook_prompt": False,
+        "effort": "xhigh",
+        "fallback_model": "sonnet",
+        "max_budget_usd": 2.5,
+        "add_dirs": ["/data"],
+        "allowed_tools": ["Bash(git *)"],
+        "disallowed_tools": ["Write"],
+        "agents": {"reviewer": {"description": "Reviews code"}},
+        "plugin_dirs": ["/plugins"],
     }
     for trait, value in chosen.items():
         setattr(ext.config, trait, value)
@@ -88,6 +96,14 @@ def test_every_launch_trait_sets_its_launch_option(tmp_path: Path) -> None:
         "cwd": str(tmp_path),
         "model": "haiku",
         "permission_mode": "plan",
+        "effort": "xhigh",
+        "fallback_model": "sonnet",
+        "max_budget_usd": 2.5,
+        "add_dirs": ("/data",),
+        "allowed_tools": ("Bash(git *)",),
+        "disallowed_tools": ("Write",),
+        "agents": {"reviewer": {"description": "Reviews code"}},
+        "plugin_dirs": ("/plugins",),
         "env": {"A": "1"},
         "env_drop": ("OPENAI_*",),
         "extra_args": ("--sample",),
@@ -95,3 +111,14 @@ def test_every_launch_trait_sets_its_launch_option(tmp_path: Path) -> None:
         "commit_email": None,
         "max_line_bytes": 3 * 2**20,
     }
+
+
+def test_a_branch_keeps_the_effort_its_session_has_now() -> None:
+    """A re-run cell's fork, and the spare started for it, launch with the effort the session
+    switched to (the header, -e or a typed /effort), not the trait's."""
+    ext = ClaudeExtension(InteractiveShell.instance())
+    ext.config.effort = "low"
+    session = ext.session("branching")
+    session.effort = "max"  # as a typed `/effort max` leaves it
+    assert ext._branch_settings("branching", session)["effort"] == "max"
+    assert ext._settings("branching")["effort"] == "low"  # a fresh conversation: the trait's

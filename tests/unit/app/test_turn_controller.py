@@ -90,6 +90,9 @@ class FakeSurface:
     def show_permission_mode(self, mode: str) -> None:
         pass
 
+    def show_effort(self, effort: str | None) -> None:
+        self.shown_effort = effort
+
 
 class FakeApprover:
     """Asks in the owner's cell, then waits for the test (or the cell's Stop) to answer."""
@@ -634,3 +637,25 @@ async def test_a_mode_the_cli_quietly_did_not_take_is_said_in_the_cell(
     assert shown == ([running] if warned else [])
     if warned:
         assert "managed settings" in texts and "%claude doctor" in texts
+
+
+async def test_the_effort_menu_switches_the_running_cli_and_says_so(hosts: list[FakeHost]) -> None:
+    """The header's effort menu: the running CLI switches from its next request
+    (apply_flag_settings), the session keeps it for later launches, the turn notes it; a word
+    that is no level is refused and the menu shows what is in force."""
+    host = host_with(hosts, [assistant("partial"), Stall()])
+    controller = host.cell("long")
+    task = asyncio.ensure_future(controller.run())
+    await running(controller)
+    controls = host.surfaces[0].controls
+    assert controls.effort is None and controls.on_effort is not None
+    controls.on_effort("high")
+    await apoll(lambda: host.fake.flag_settings == {"effortLevel": "high"}, 5, "the switch")
+    assert controller.session.effort == "high"
+    controls.on_effort("turbo")
+    await apoll(lambda: getattr(host.surfaces[0], "shown_effort", "") == "high", 5, "a refusal")
+    texts = [getattr(b, "text", "") for b in controller.view.walk()]
+    assert any("Effort: high" in t for t in texts)
+    assert any("effort change to turbo refused" in t for t in texts)
+    controller.stop()
+    await asyncio.wait_for(task, 5)

@@ -62,3 +62,31 @@ def test_usage_sums_the_kernel_closed_sessions_included_beside_its_budget(
     assert "| second |" not in markdown  # closed: gone from the table ...
     assert "2 turn(s), 1.7500 USD in all" in markdown  # ... not from the kernel's sum
     assert "kernel_budget_usd`: 3.0000 USD" in markdown and bare_dollars(markdown) == []
+
+
+def test_sessions_table_shows_each_sessions_effort(
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The effort a session runs with is in `%claude sessions`: the trait's for a new session,
+    a switch's (the trait, `-e`, the header's menu, a typed `/effort`) for the session."""
+    ext = magics_pkg.extension()
+    ext.session("plain")
+    shell.run_line_magic("config", "Claude.effort = 'high'")
+    ext.session("eager")
+    ext.session("plain").effort = "max"  # as a typed `/effort max` leaves it
+    shell.run_line_magic("claude", "sessions")
+    html = markdown2html_mistune(capsys.readouterr().out)
+    rows = re.findall(r"<tr>(.*?)</tr>", html, re.S)
+    assert "<th>effort</th>" in rows[0]
+    cells = {re.findall(r"<td>(.*?)</td>", row)[0]: re.findall(r"<td>(.*?)</td>", row)[3]
+             for row in rows[1:]}  # fmt: skip
+    assert cells == {"plain": "max", "eager": "high"}
+
+
+def test_the_effort_trait_switches_existing_sessions(shell: InteractiveShell) -> None:
+    ext = magics_pkg.extension()
+    session = ext.session("one")
+    shell.run_line_magic("config", "Claude.effort = 'xhigh'")
+    assert session.effort == "xhigh"
+    shell.run_line_magic("config", "Claude.effort = None")
+    assert session.effort is None

@@ -132,3 +132,13 @@ def test_resume_from_is_parsed_and_a_missing_notebook_changes_nothing(
 def test_every_parser_has_a_handler(shell: InteractiveShell) -> None:
     magics = magics_pkg._MAGICS
     assert list(magics._handlers()) == list(magics_mod.SUBCOMMANDS)
+
+
+def test_cell_effort_option_takes_the_clis_levels() -> None:
+    from byre_jupyter.magics.magics import parse_cell_args
+
+    assert parse_cell_args("-e high").effort == "high"
+    assert parse_cell_args("--effort default").effort == "default"
+    assert parse_cell_args("").effort is None
+    with pytest.raises(UsageError, match="xhigh"):
+        parse_cell_args("-e turbo")

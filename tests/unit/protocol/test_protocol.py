@@ -373,3 +373,20 @@ def test_user_message_and_image_blocks() -> None:
     assert msg["message"]["content"][1]["text"] == "what?" and msg["session_id"] == "s"
     with pytest.raises(ValueError, match="not a PNG"):
         image_block(b"GIF? no")
+
+
+def test_effort_set_by_reads_the_clis_answer_to_a_typed_effort_command() -> None:
+    from byre_jupyter.protocol import effort_set_by
+
+    set_high = "Set effort level to high (this session only): Comprehensive ..."
+    assert effort_set_by("/effort high", set_high) == (True, "high")
+    assert effort_set_by("  /effort  HIGH", set_high) == (True, "high")
+    assert effort_set_by("/effort auto", "Effort level set to auto (this session only)") == (
+        True,
+        None,
+    )
+    usage = "Usage: /effort <low|medium|high|xhigh|max|auto|ultracode [on|off]>"
+    assert effort_set_by("/effort", usage) == (False, None)
+    assert effort_set_by("/effortless high", set_high) == (False, None)  # another command
+    assert effort_set_by("what does /effort high do?", set_high) == (False, None)
+    assert effort_set_by("/effort high", None) == (False, None)

@@ -9,7 +9,14 @@ from byre_jupyter.transport import LaunchSpec
 from byre_jupyter.transport.launch import launch_fields
 
 #: A value for each kind of launch option, unlike its default.
-SAMPLES = {"str | None": "-sample", "Mapping[str, str]": {"A": "1"}, "Sequence[str]": ("B",)}
+SAMPLES = {
+    "str | None": "-sample",
+    "float | None": 0.5,
+    "Mapping[str, str]": {"A": "1"},
+    "Mapping[str, Any]": {"r": {"description": "d"}},
+    "Sequence[str]": ("B",),
+}
+NAMED_SAMPLES = {"effort": "high"}
 
 
 def test_launch_spec_and_session_options_are_the_launch_options() -> None:
@@ -20,7 +27,10 @@ def test_launch_spec_and_session_options_are_the_launch_options() -> None:
     assert names <= {f.name for f in dataclasses.fields(SessionOptions)}
     marked = [o.name for o in launch_fields() if o.metadata["launch"].fork]
     assert list(FORK_INHERITS) == [*marked, "transport_factory"]
-    values = {option.name: SAMPLES.get(str(option.type), 7) for option in launch_fields()} | {
+    values = {
+        option.name: NAMED_SAMPLES.get(option.name, SAMPLES.get(str(option.type), 7))
+        for option in launch_fields()
+    } | {
         "transcript": "/t.jsonl",
         "interrupt_grace": 9.0,
     }

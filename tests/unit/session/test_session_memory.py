@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import pytest
-from support.memory_cli import Ask, Exit, FakeCLI, Item, Stall, assistant, text_delta
+from support.memory_cli import Ask, Exit, FakeCLI, Item, Stall, assistant, result, text_delta
 
 from byre_jupyter import CLIProcessError, ControlError, Session
 from byre_jupyter.errors import LineTooLongError, ProtocolError
@@ -257,3 +257,54 @@ async def test_a_cli_that_dies_after_an_answer_in_the_first_turn_is_resumed(
     assert isinstance(died.error, CLIProcessError)
     assert (await asyncio.wait_for(session.query("two"), 5)).text == "after"
     assert fake.launches[1].resume == first_id == session.session_id
+
+
+# -- effort: the launch flag, the running CLI, and a `/effort` the user types ----------------
+
+#: What CLI 2.1.328 answers a `/effort` prompt (no API request: the command runs locally).
+SET_HIGH = "Set effort level to high (this session only): Comprehensive implementation with ..."
+SET_AUTO = "Effort level set to auto (this session only)"
+UNKNOWN = "Unknown option: bogus. Options: low, medium, high, xhigh, max, auto, ultracode"
+
+
+async def test_a_typed_effort_command_is_what_the_session_and_its_forks_use(
+    make: MakeSession,
+) -> None:
+    """`/effort high` typed as a prompt switches the CLI; the session learns it from the
+    CLI's answer, so the header, `%claude sessions`, a restart and a fork all launch with it;
+    an answer that set nothing (unknown option, usage) changes nothing."""
+    session, fake = make(
+        [[result(SET_HIGH)], [result(UNKNOWN)], [assistant("a", uuid="u1")], [result(SET_AUTO)]],
+        effort="low",
+    )
+    assert fake.launches == [] and session.effort == "low"
+    await asyncio.wait_for(session.query("/effort high"), 5)
+    assert session.effort == "high"
+    await asyncio.wait_for(session.query("/effort bogus"), 5)
+    assert session.effort == "high"
+    await asyncio.wait_for(session.query("go"), 5)
+    assert session.fork(at="u1").options.effort == "high"
+    assert session._launch_spec().effort == "high"  # a restart launches with --effort=high
+    await asyncio.wait_for(session.query("/effort auto"), 5)
+    assert session.effort is None  # the model's default
+    assert fake.launches[0].effort == "low"
+
+
+async def test_a_prompt_that_only_mentions_effort_changes_nothing(make: MakeSession) -> None:
+    session, _ = make([[assistant(SET_HIGH)]], effort="medium")
+    await asyncio.wait_for(session.query("please explain /effort high"), 5)
+    assert session.effort == "medium"
+
+
+async def test_set_effort_switches_the_running_cli_and_later_launches(make: MakeSession) -> None:
+    session, fake = make([[assistant("a")]])
+    assert await session.set_effort("xhigh") == "xhigh"  # not started: for the launch
+    await asyncio.wait_for(session.query("go"), 5)
+    assert fake.launches[0].effort == "xhigh" and fake.flag_settings == {}
+    assert await session.set_effort("MAX") == "max"
+    assert fake.flag_settings == {"effortLevel": "max"}
+    assert await session.set_effort("default") is None
+    assert fake.flag_settings == {"effortLevel": None}  # null: the model's default
+    with pytest.raises(ValueError, match="low, medium"):
+        await session.set_effort("turbo")
+    assert session.effort is None

@@ -119,10 +119,18 @@ def test_allow_bypass_keeps_prompts_and_adds_the_launch_flag() -> None:
 #: A value for each kind of launch option, unlike its default.
 SAMPLES: dict[str, Any] = {
     "str | None": "-sample",
+    "float | None": 0.25,
     "Mapping[str, str]": {"BYRE_SAMPLE": "1"},
+    "Mapping[str, Any]": {"-sample": {"description": "d"}},
     "Sequence[str]": ("PATH",),  # an argument, or a variable to drop
     "int": 12_345,
 }
+#: Fields whose values are one of a few words.
+NAMED_SAMPLES: dict[str, Any] = {"effort": "xhigh"}
+
+
+def sample(name: str, kind: object) -> Any:
+    return NAMED_SAMPLES.get(name, SAMPLES[str(kind)])
 
 
 def _built(spec: LaunchSpec) -> dict[str, Any]:
@@ -149,7 +157,7 @@ def test_every_launch_option_reaches_the_cli_where_its_metadata_says(tmp_path: P
     before = _built(base)
     for option in launch_fields():
         setting: Setting = option.metadata["launch"]
-        value = str(other) if option.name == "cli_path" else SAMPLES[str(option.type)]
+        value = str(other) if option.name == "cli_path" else sample(option.name, option.type)
         after = _built(dataclasses.replace(base, **{option.name: value}))
         changed = [place for place in before if after[place] != before[place]]
         assert setting.reaches in changed or (setting.reaches == "flag" and "argv" in changed), (
@@ -157,7 +165,13 @@ def test_every_launch_option_reaches_the_cli_where_its_metadata_says(tmp_path: P
             changed,
         )
         if setting.reaches == "flag":
-            assert f"{setting.flag}={value}" in after["argv"], option.name
+            word = json.dumps(value, separators=(",", ":")) if isinstance(value, dict) else value
+            words = (
+                [f"{setting.flag}={item}" for item in value]
+                if isinstance(value, tuple)
+                else [f"{setting.flag}={word}"]
+            )
+            assert all(w in after["argv"] for w in words), (option.name, words)
 
 
 def test_the_clis_folders_are_made_private_before_it_makes_them(tmp_path: Path) -> None:
@@ -185,3 +199,72 @@ def test_the_clis_folders_are_made_private_before_it_makes_them(tmp_path: Path) 
     (mine / "projects").chmod(0o755)
     make_cli_folders_private({"CLAUDE_CONFIG_DIR": str(mine)})
     assert (mine / "projects").stat().st_mode & 0o777 == 0o755
+
+
+def test_launch_settings_flags_each_once_in_the_equals_form() -> None:
+    """effort, the fallback model, the budget cap, more directories, tool rules, subagents and
+    plugins reach the CLI as its own flags (checked against 2.1.328's --help and by launching
+    it: tests/integration/cli/test_launch_settings_cli.py); a dash-leading value stays a value,
+    a tool rule with a space stays one word, each list item is its own flag."""
+    argv = build_argv(
+        LaunchSpec(
+            cli_path="c",
+            effort="High",
+            fallback_model="sonnet,haiku",
+            max_budget_usd=0.5,
+            add_dirs=("/data", "-odd dir"),
+            allowed_tools=("Bash(git *)", "Read"),
+            disallowed_tools=("Write",),
+            agents={"reviewer": {"description": "Reviews code", "prompt": "Review."}},
+            plugin_dirs=("/p/one", "/p/two.zip"),
+        )
+    )
+    assert "--effort=high" in argv
+    assert "--fallback-model=sonnet,haiku" in argv
+    assert "--max-budget-usd=0.5" in argv
+    assert [a for a in argv if a.startswith("--add-dir")] == [
+        "--add-dir=/data",
+        "--add-dir=-odd dir",
+    ]
+    assert [a for a in argv if a.startswith("--allowedTools")] == [
+        "--allowedTools=Bash(git *)",
+        "--allowedTools=Read",
+    ]
+    assert "--disallowedTools=Write" in argv
+    agents = [a for a in argv if a.startswith("--agents=")]
+    assert len(agents) == 1
+    assert json.loads(agents[0].removeprefix("--agents=")) == {
+        "reviewer": {"description": "Reviews code", "prompt": "Review."}
+    }
+    assert [a for a in argv if a.startswith("--plugin-dir")] == [
+        "--plugin-dir=/p/one",
+        "--plugin-dir=/p/two.zip",
+    ]
+
+
+def test_unset_launch_settings_add_no_flag() -> None:
+    argv = " ".join(build_argv(LaunchSpec(cli_path="c")))
+    for flag in ("--effort", "--fallback-model", "--max-budget-usd", "--add-dir", "--allowedTools",
+                 "--disallowedTools", "--agents", "--plugin-dir"):  # fmt: skip
+        assert flag not in argv
+
+
+def test_effort_is_one_of_the_cli_levels() -> None:
+    assert LaunchSpec(effort="default").effort is None
+    with pytest.raises(ValueError, match="low, medium, high, xhigh, max"):
+        LaunchSpec(effort="extreme")
+
+
+def test_launch_settings_are_plain_data_that_compare_by_value() -> None:
+    """A spare CLI is adopted when its launch settings equal the cell's: lists and dicts the
+    caller passes are copied into tuples and plain dicts (the caller's later change does not
+    reach a started CLI's settings), so equal settings compare equal."""
+    agents = {"r": {"description": "d", "tools": ["Read"]}}
+    dirs = ["/a"]
+    first = LaunchSpec(add_dirs=dirs, agents=agents, allowed_tools=["Read"])
+    dirs.append("/b")
+    agents["r"]["tools"].append("Bash")
+    assert first.add_dirs == ("/a",) and first.allowed_tools == ("Read",)
+    assert first.agents == {"r": {"description": "d", "tools": ["Read"]}}
+    same = {"r": {"description": "d", "tools": ["Read"]}}
+    assert first == LaunchSpec(add_dirs=("/a",), agents=same, allowed_tools=("Read",))

@@ -15,7 +15,7 @@ from ipywidgets.widgets import widget as widget_module
 from support import wire as fx
 from support.screen import Screen
 
-from byre_jupyter.protocol import PERMISSION_MODES
+from byre_jupyter.protocol import EFFORT_LEVELS, PERMISSION_MODES
 from byre_jupyter.protocol.messages import parse_message
 from byre_jupyter.ui.blocks import TextView, ToolCardView
 from byre_jupyter.ui.coalesce import LoopLike
@@ -232,6 +232,23 @@ def test_the_permission_menu_explains_every_mode_and_calls_back_on_the_loop() ->
     assert chosen == ["plan"]
     h.live.set_permission_mode("default")  # e.g. a refused switch: no callback
     assert h.screen.bar["mode"] == "default" and chosen == ["plan"]
+
+
+def test_the_effort_menu_offers_the_clis_levels_and_calls_back_on_the_loop() -> None:
+    chosen: list[str] = []
+    h = Harness(effort="high", on_effort=chosen.append)
+    assert h.screen.bar["efforts"] == ["default", *EFFORT_LEVELS]
+    assert h.screen.bar["effort"] == "high"
+    click(h.live, "effort", "max")
+    assert chosen == []
+    h.loop.run_ready()
+    assert chosen == ["max"] and h.screen.bar["effort"] == "max"
+    click(h.live, "effort", "<b>turbo</b>")  # not an option: ignored
+    h.loop.run_ready()
+    assert chosen == ["max"]
+    h.live.set_effort(None)  # e.g. a refused switch: shown, no callback
+    assert h.screen.bar["effort"] == "default" and chosen == ["max"]
+    assert Harness().screen.bar["efforts"] is None  # no callback: no menu
 
 
 def test_finish_flushes_and_disables_controls() -> None:
