@@ -19,7 +19,7 @@ from typing import Any
 from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode, Union, default
 from traitlets.config import Configurable
 
-from ..protocol import PERMISSION_MODES
+from ..protocol import PERMISSION_MODES, PermissionMode
 from ..transport.launch import Setting, launch_fields
 
 __all__ = ["LAUNCH_TRAITS", "Claude", "launch_settings"]
@@ -37,8 +37,8 @@ class Claude(Configurable):
     ).tag(config=True)
     permission_mode = Enum(
         PERMISSION_MODES, default_value="default",
-        help="How the CLI asks before tools run: default (ask), acceptEdits, plan, "
-        "bypassPermissions.",
+        help="How the CLI asks before tools run (a change is in force at once, docs/security.md):"
+        + "".join(f"\n  {mode.value}: {mode.meaning}" for mode in PermissionMode),
     ).tag(config=True)  # fmt: skip
     cwd = Unicode(
         None, allow_none=True, help="Working directory of the CLI. Default: the kernel's cwd."

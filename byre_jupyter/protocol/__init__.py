@@ -8,6 +8,7 @@ without an event loop.
 from .control import (
     PERMISSION_MODES,
     Image,
+    PermissionMode,
     cancel_request,
     control_request,
     error_response,
@@ -27,6 +28,7 @@ __all__ = [
     "LineSplitter",
     "PERMISSION_MODES",
     "Image",
+    "PermissionMode",
     "cancel_request",
     "control_request",
     "encode_line",
