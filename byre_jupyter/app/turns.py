@@ -320,18 +320,18 @@ class TurnController:
 
     def _on_permission_mode(self, mode: str) -> None:
         session, view = self.session, self.view
-
-        async def switch() -> None:
-            before = session.permission_mode or "default"
-            try:
-                await session.set_permission_mode(mode)
-                view.add_notice("info", f"Permission mode: {mode}")
-            except ByreError as e:
-                view.add_notice("error", f"permission mode change to {mode} refused: {e}")
-                self.surface.show_permission_mode(before)  # the menu shows what is in force
-            self.surface.update(list(view.walk()))
-
-        self.ext.schedule(switch())
+        before = session.permission_mode or "default"
+        try:
+            # In force now (docs/security.md, "How modes switch"); the CLI follows at once if
+            # it can, and before the session's next turn is sent in any case.
+            syncing = session.set_permission_mode(mode)
+        except ByreError as e:
+            view.add_notice("error", f"permission mode change to {mode} refused: {e}")
+            self.surface.show_permission_mode(before)  # the menu shows what is in force
+        else:
+            view.add_notice("info", f"Permission mode: {mode}")
+            self.ext.schedule(syncing)
+        self.surface.update(list(view.walk()))
 
     def _on_model(self, name: str) -> None:
         async def switch() -> None:

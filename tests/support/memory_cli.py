@@ -1,8 +1,9 @@
 """A scripted fake CLI speaking stream-json in-process, behind a MemoryTransport.
 
 For the fast tier of session and control-channel tests: no process, no network, one event loop.
-It answers ``initialize``, ``interrupt`` and ``set_model`` as the real CLI 2.1.328 does
-(docs/protocol.md); every other host request gets an error. Each user message runs the next
+It answers ``initialize``, ``interrupt``, ``set_model`` and ``set_permission_mode`` as the real
+CLI 2.1.328 does (docs/protocol.md; ``mode_answer`` makes the last refuse or never answer);
+every other host request gets an error. Each user message runs the next
 turn's script; a script item is one of
 
 * a dict: written as one stdout line (``session_id`` filled in);
@@ -87,6 +88,10 @@ class FakeCLI:
         self.received: list[dict[str, Any]] = []  # every line the host wrote
         self.answers: list[Mapping[str, Any]] = []  # the host's answers to Ask items
         self.interrupts = 0
+        #: How the CLI answers set_permission_mode: "success", "error" or "none" (never).
+        self.mode_answer = "success"
+        #: Each process's permission mode, launch and switches alike, in order.
+        self.modes: list[str | None] = []
         self._ids = itertools.count(1)
 
     def factory(self, spec: LaunchSpec) -> MemoryTransport:
@@ -97,6 +102,7 @@ class FakeCLI:
 
     async def run(self, end: PeerEnd, spec: LaunchSpec) -> int:
         session_id = spec.resume if spec.resume and not spec.fork_session else spec.session_id
+        self.modes.append(spec.permission_mode)
         self.session_id = session_id or "fake-session"
         self.end = end
         self.interrupted = asyncio.Event()
@@ -172,6 +178,10 @@ class FakeCLI:
             self._respond(request_id, {"still_queued": []})
         elif subtype == "set_model":
             self._respond(request_id, {"model": request.get("model") or "default"})
+        elif subtype == "set_permission_mode" and self.mode_answer != "error":
+            if self.mode_answer == "success":
+                self.modes.append(request.get("mode"))
+                self._respond(request_id, {"mode": request.get("mode")})
         else:
             self._respond(request_id, None, error=f"unsupported: {subtype}")
 
