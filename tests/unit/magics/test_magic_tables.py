@@ -46,3 +46,17 @@ def test_doctor_prints_text_with_marks_every_font_has(
     assert "<IPython.core.display.Markdown object>" not in out
     assert "Claude CLI" in out and "| ✗ |" in out and "| ✓ |" in out
     assert not {"✅", "❌"} & set(out)
+
+
+def test_sessions_table_shows_the_mode_each_conversation_is_in(
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ext = magics_pkg.extension()
+    ext.session("asks")
+    ext.session("edits").switch_permission_mode("acceptEdits")
+    shell.run_line_magic("claude", "sessions")
+    html = markdown2html_mistune(capsys.readouterr().out)
+    header, *rows = re.findall(r"<tr>(.*?)</tr>", html, re.S)
+    cells = [re.findall(r"<t[dh]>(.*?)</t[dh]>", row, re.S) for row in (header, *rows)]
+    column = cells[0].index("mode")
+    assert {row[0]: row[column] for row in cells[1:]} == {"asks": "default", "edits": "acceptEdits"}
