@@ -17,10 +17,12 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from support.memory_cli import Ask, FakeCLI, assistant
 
+from byre_jupyter.app.config import Claude
 from byre_jupyter.app.credentials import credentials_hook
 from byre_jupyter.app.extension import ClaudeExtension
 from byre_jupyter.protocol import PERMISSION_MODES, PermissionMode
 from byre_jupyter.session import Decision, Deny, PermissionRequest, Session
+from byre_jupyter.ui.live import PERMISSION_HELP
 
 BASH = Ask("can_use_tool", {"tool_name": "Bash", "input": {"command": "touch made"}})
 
@@ -131,10 +133,17 @@ def test_a_word_that_is_no_mode_is_refused_and_the_mode_stays() -> None:
     assert session.permission_mode == "plan"
 
 
-def test_the_modes_are_listed_once_with_their_meanings() -> None:
+def test_the_modes_are_listed_once_and_the_help_menu_and_readme_read_them() -> None:
     assert tuple(mode.value for mode in PermissionMode) == PERMISSION_MODES
-    assert all(mode.meaning for mode in PermissionMode)
     assert f"{PermissionMode.BYPASS}" == str(PermissionMode.BYPASS) == "bypassPermissions"
+    trait = Claude.class_traits()["permission_mode"]
+    assert tuple(trait.values) == PERMISSION_MODES
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    (row,) = [line for line in readme.splitlines() if line.startswith("| `permission_mode` |")]
+    for mode in PermissionMode:
+        assert mode.meaning and f"{mode.value}: {mode.meaning}" in trait.help
+        assert PERMISSION_HELP[mode.value] == f"{mode.value}: {mode.meaning}"
+        assert f"`{mode.value}`" in row
 
 
 # -- the notebook: %config, then a re-run right behind it -------------------------------------

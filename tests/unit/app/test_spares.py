@@ -151,7 +151,7 @@ async def test_rebind_gives_an_unused_session_the_adopting_name_and_callbacks() 
     await spare.close()
 
 
-# -- the key is the process the launch would start (issue 26) --------------------------------
+# -- the key is the process the launch would start ----------------------------------------
 
 
 def settings_now(env: dict[str, str], extra_args: list[str]) -> dict[str, Any]:
