@@ -328,10 +328,19 @@ class TurnController:
         except ByreError as e:
             view.add_notice("error", f"permission mode change to {mode} refused: {e}")
             self.surface.show_permission_mode(before)  # the menu shows what is in force
-        else:
-            view.add_notice("info", f"Permission mode: {mode}")
-            self.ext.schedule(syncing)
-        self.surface.update(list(view.walk()))
+            self.surface.update(list(view.walk()))
+            return
+
+        async def told() -> None:
+            # The cell says so once the CLI was told too (or will be launched in the mode).
+            try:
+                await syncing
+                view.add_notice("info", f"Permission mode: {mode}")
+            except ByreError as e:
+                view.add_notice("error", f"permission mode {mode}: the CLI did not restart: {e}")
+            self.surface.update(list(view.walk()))
+
+        self.ext.schedule(told())
 
     def _on_model(self, name: str) -> None:
         async def switch() -> None:

@@ -73,6 +73,15 @@ async def _shielded(awaitable: Awaitable[None]) -> None:
 #: What the running CLI's mode is after a switch it refused or did not answer: no mode.
 _MODE_UNKNOWN = "?"
 
+#: How much each mode lets run without asking, where it matters for a lagging CLI: a tool
+#: call the CLI would let through in a looser mode than the one in force is asked instead.
+_LOOSENESS = {PermissionMode.BYPASS: 2, PermissionMode.ACCEPT_EDITS: 1}
+
+MODE_LAG_REASON = (
+    "byre_jupyter: the permission mode was just switched to {mode} and the CLI has not taken "
+    "it yet, so this call is asked rather than let through."
+)
+
 #: An image for :meth:`Session.send`: an Image (sniffed already), raw bytes, a path, or an
 #: Anthropic image block.
 ImageInput = Image | bytes | str | os.PathLike[str] | Mapping[str, Any]
@@ -772,6 +781,23 @@ class Session:
             raise ControlError("hook_callback", "unknown hook callback id")
         hook_input = request.request.get("input")
         hook_input = dict(hook_input) if isinstance(hook_input, Mapping) else {}
+        in_force = PermissionMode.of(self.permission_mode) or PermissionMode.DEFAULT
+        cli_mode = PermissionMode.of(hook_input.get("permission_mode"))
+        if (
+            hook_input.get("hook_event_name") == "PreToolUse"
+            and cli_mode is not None
+            and _LOOSENESS.get(cli_mode, 0) > _LOOSENESS.get(in_force, 0)
+        ):
+            # The CLI still runs in a looser mode than the user switched to (a turn that was
+            # running at the switch): it would let this call through, so it asks instead, and
+            # the permission prompt is answered by the mode in force (docs/security.md).
+            return {
+                "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": "ask",
+                    "permissionDecisionReason": MODE_LAG_REASON.format(mode=in_force),
+                }
+            }
         if "permission_mode" in hook_input:
             # The hooks decide by the mode in force, which the CLI's may lag for a moment.
             hook_input["permission_mode"] = str(self.permission_mode or PermissionMode.DEFAULT)

@@ -182,3 +182,39 @@ async def test_a_rerun_queued_right_behind_config_leaving_bypass_launches_in_def
     assert fake.launches[-1].permission_mode == "default"
     assert fake.answers and fake.answers[-1]["response"]["behavior"] == "deny"  # headless
     await ext.close()
+
+
+@pytest.mark.parametrize(
+    ("cli", "in_force", "asks"),
+    [
+        ("bypassPermissions", "default", True),
+        ("acceptEdits", "default", True),
+        ("bypassPermissions", "acceptEdits", True),
+        ("acceptEdits", "plan", True),
+        ("default", "acceptEdits", False),  # stricter than in force: the CLI asks anyway
+        ("acceptEdits", "acceptEdits", False),
+        ("bypassPermissions", "bypassPermissions", False),
+    ],
+)
+async def test_a_tool_call_the_lagging_cli_would_let_through_is_asked(
+    cli: str, in_force: str, asks: bool
+) -> None:
+    """A turn that was running at the switch: the CLI's hook input still says its old mode.
+    Where that mode is looser than the one in force, the call is asked rather than run."""
+    calls: list[str] = []
+
+    async def hook(hook_input: Any) -> dict[str, Any]:
+        calls.append(hook_input["permission_mode"])
+        return {}
+
+    edit = {"permission_mode": cli, "hook_event_name": "PreToolUse", "tool_name": "Edit"}
+    ask = Ask("hook_callback", {"callback_id": "hook_0", "input": edit})
+    fake = FakeCLI([[ask, assistant("done")]])
+    session = bypass_session(fake, hooks={"PreToolUse": [hook]})
+    session.switch_permission_mode(in_force)
+    await session.query("edit it")
+    (answer,) = fake.answers
+    output = answer["response"].get("hookSpecificOutput", {})
+    assert (output.get("permissionDecision") == "ask") is asks
+    assert calls == ([] if asks else [in_force])
+    await session.close()
