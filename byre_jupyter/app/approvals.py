@@ -24,6 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from IPython.core.interactiveshell import InteractiveShell
 
+from ..protocol import PermissionMode
 from ..session import (
     Allow,
     Allowance,
@@ -65,7 +66,7 @@ EDIT_HEADLESS = (
     "asking with `%config Claude.permission_mode = 'acceptEdits'`."
 )
 #: The permission modes under which an edit_notebook batch applies without a review card.
-EDITS_WITHOUT_ASKING = ("acceptEdits", "bypassPermissions")
+EDITS_WITHOUT_ASKING = (PermissionMode.ACCEPT_EDITS, PermissionMode.BYPASS)
 
 
 @runtime_checkable

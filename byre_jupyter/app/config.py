@@ -34,7 +34,7 @@ from traitlets import (
 from traitlets.config import Configurable
 
 from ..errors import ByreWarning
-from ..protocol import EFFORT_LEVELS, PERMISSION_MODES
+from ..protocol import EFFORT_LEVELS, PERMISSION_MODES, PermissionMode
 from ..transport.launch import Setting, launch_fields
 from .hostspares import on_hub
 from .policy import mode_refusal, read_policy
@@ -61,8 +61,8 @@ class Claude(Configurable):
     ).tag(config=True)
     permission_mode = Enum(
         PERMISSION_MODES, default_value="default",
-        help="How the CLI asks before tools run: default (ask), acceptEdits, plan, "
-        "bypassPermissions.",
+        help="How the CLI asks before tools run (a change is in force at once, docs/security.md):"
+        + "".join(f"\n  {mode.value}: {mode.meaning}" for mode in PermissionMode),
     ).tag(config=True)  # fmt: skip
     effort = Enum(
         EFFORT_LEVELS, default_value=None, allow_none=True,

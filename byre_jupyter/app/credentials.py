@@ -40,6 +40,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..protocol import PermissionMode
 from ..session import HookCallback
 
 __all__ = ["ASK_REASON", "credential_paths", "credentials_hook", "is_credential_path"]
@@ -115,7 +116,7 @@ def credentials_hook() -> HookCallback:
     session runs in ``bypassPermissions`` (the user chose to be asked nothing)."""
 
     async def ask_first(hook_input: Mapping[str, Any]) -> Mapping[str, Any]:
-        if hook_input.get("permission_mode") == "bypassPermissions":
+        if hook_input.get("permission_mode") == PermissionMode.BYPASS:
             return {}
         tool, args = hook_input.get("tool_name"), hook_input.get("tool_input")
         if not isinstance(tool, str) or not isinstance(args, Mapping):

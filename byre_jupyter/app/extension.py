@@ -271,7 +271,8 @@ class ClaudeExtension:
         return self.conversations.install(session, new=False)
 
     def _branch_settings(self, name: str, old: Session | None) -> dict[str, Any]:
-        """A move of ``name`` keeps the model, permission mode and effort its session has now."""
+        """A move of ``name`` keeps the model, effort and permission mode its session has now (the
+        mode in force: a switch changes it at once, docs/security.md)."""
         settings = self._settings(name)
         if old is not None:
             settings.update(model=old.model, permission_mode=old.permission_mode, effort=old.effort)
@@ -334,14 +335,26 @@ class ClaudeExtension:
 
     def _config_changed(self, change: Any) -> None:
         for session in self.conversations.sessions():
-            if self._unused_warm(session):
-                continue  # closed and started again by the first cell, with the new value
+            # An unused warm CLI is closed and started again by the first cell, with the new
+            # value; its session takes a new mode at once all the same, as every other does.
+            warm = self._unused_warm(session)
             if change["name"] == "model":
-                self.schedule(session.set_model(change["new"]))
-            elif change["name"] == "effort":
-                self.schedule(session.set_effort(change["new"]))
-            else:
-                self.schedule(session.set_permission_mode(change["new"]))
+                if not warm:
+                    self.schedule(session.set_model(change["new"]))
+                continue
+            if change["name"] == "effort":
+                if not warm:
+                    self.schedule(session.set_effort(change["new"]))
+                continue
+            try:
+                # In force now, before any queued cell runs; the CLI follows before the
+                # session's next turn is sent (docs/security.md, "How modes switch").
+                session.switch_permission_mode(change["new"])
+            except ByreError as e:  # bypassPermissions refused here: the session keeps its mode
+                print(f"{type(e).__name__}: {e}", file=sys.stderr)
+                continue
+            if not warm:
+                self.schedule(session.sync_permission_mode())
 
     def schedule(self, coro: Any) -> None:
         import asyncio

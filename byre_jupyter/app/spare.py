@@ -12,9 +12,12 @@ extension keeps (``Claude.speculate``) at most two processes started and idle:
 * one fresh, which the next new conversation adopts (``--new``, ``-s NEW``, ``%claude new``;
   re-running a conversation's first cell starts afresh too).
 
-A spare is adopted only by the launch it was made for (:class:`Want`: the same point and the
-same launch settings); a launch that wants anything else closes it, and so does a change of
-the settings or the next turn's end, which keeps the spares that turn wants instead. A started
+A spare is adopted only by a launch that would start the same process (:class:`Want`: the same
+point, the same launch settings, frozen when the spare is offered, and the same environment the
+CLI gets, by a digest: a key set or a secret deleted in ``os.environ`` after the spare started
+must not be billed or kept by the next conversation); a launch that wants anything else closes
+it, and so does a change of the settings or the next turn's end, which keeps the spares that
+turn wants instead. A started
 CLI sends nothing to the API and writes no session file until it is sent a user message
 (measured with CLI 2.1.328; tests/integration/kernel/test_spare_kernel.py checks both), so an
 unused spare costs its memory and nothing else, and it is in no list of conversations: the
@@ -25,13 +28,16 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
+import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ByreError
 from ..session import Session
+from ..transport.launch import LaunchSpec, build_env, launch_fields
 from .hostspares import Slot
 
 __all__ = ["Spares", "Want", "launch_key"]
@@ -44,11 +50,35 @@ _PER_NAME = ("can_use_tool", "mcp_server", "transcript", "hooks")
 
 
 def launch_key(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """What of a session's settings (``Session(name, **settings)``) its CLI is launched with:
-    two launches with equal keys start the same CLI."""
-    key = {name: value for name, value in settings.items() if name not in _PER_NAME}
+    """What of a session's settings (``Session(name, **settings)``) its CLI is launched with,
+    and a digest of the environment it would get now: two launches with equal keys start the
+    same CLI. Every setting is frozen (a dict or list the user mutates later is not the one
+    in the key), whatever settings there are."""
+    key = {name: _frozen(value) for name, value in settings.items() if name not in _PER_NAME}
     key["hooks"] = {event: len(fns) for event, fns in settings.get("hooks", {}).items()}
+    key["environment"] = environment_digest(settings)
     return key
+
+
+def environment_digest(settings: Mapping[str, Any]) -> str:
+    """A sha256 over the environment a CLI launched with ``settings`` gets now (os.environ
+    with the launch options' drops and additions: ``build_env``): which keys and secrets it
+    holds, without keeping their values."""
+    names = {field.name for field in launch_fields()}
+    spec = LaunchSpec(**{name: value for name, value in settings.items() if name in names})
+    items = sorted(build_env(spec).items())
+    return hashlib.sha256(json.dumps(items).encode()).hexdigest()
+
+
+def _frozen(value: Any) -> Any:
+    """``value`` with its dicts, lists and sets made immutable copies, recursively."""
+    if isinstance(value, Mapping):
+        return tuple(sorted(((str(k), _frozen(v)) for k, v in value.items()), key=repr))
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(item) for item in value)
+    if isinstance(value, Set):
+        return frozenset(_frozen(item) for item in value)
+    return value
 
 
 @dataclass(frozen=True, eq=True)
@@ -139,7 +169,7 @@ class Spares:
         for want, make in wanted:
             if not any(spare.want == want for spare in kept):
                 session = make()
-                starting = asyncio.get_running_loop().create_task(self._start(session))
+                starting = asyncio.get_running_loop().create_task(self._start(session, want))
                 self._spares.append(_Spare(want, session, starting))
 
     def take(self, want: Want) -> Session | None:
@@ -167,10 +197,14 @@ class Spares:
         if self._closing:
             await asyncio.wait(list(self._closing))
 
-    async def _start(self, session: Session) -> None:
+    async def _start(self, session: Session, want: Want) -> None:
         await asyncio.sleep(self.delay)
         if not self.idle():
             return  # never started: not usable, and the next turn's end offers again
+        if environment_digest(session.options.launch_options()) != want.key.get("environment"):
+            # os.environ changed since the offer: this CLI would get another environment than
+            # its key says. Checked in the same step as the start reads it (no await between).
+            return
         slot = self.gate()
         if slot is None:
             return  # the host has its spares already, or too little memory: likewise

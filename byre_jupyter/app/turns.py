@@ -366,22 +366,31 @@ class TurnController:
 
     def _on_permission_mode(self, mode: str) -> None:
         session, view = self.session, self.view
+        before = session.permission_mode or "default"
+        try:
+            # The menu does not offer a forbidden mode; a policy installed since then still
+            # holds (the CLI would ignore the switch without a word).
+            if refusal := mode_refusal(read_policy(), mode, before):
+                raise ByreError(refusal)
+            # In force now (docs/security.md, "How modes switch"); the CLI follows at once if
+            # it can, and before the session's next turn is sent in any case.
+            syncing = session.set_permission_mode(mode)
+        except ByreError as e:
+            view.add_notice("error", f"permission mode change to {mode} refused: {e}")
+            self.surface.show_permission_mode(before)  # the menu shows what is in force
+            self.surface.update(list(view.walk()))
+            return
 
-        async def switch() -> None:
-            before = session.permission_mode or "default"
+        async def told() -> None:
+            # The cell says so once the CLI was told too (or will be launched in the mode).
             try:
-                # The menu does not offer a forbidden mode; a policy installed since then
-                # still holds (the CLI would ignore the switch without a word).
-                if refusal := mode_refusal(read_policy(), mode, before):
-                    raise ByreError(refusal)
-                await session.set_permission_mode(mode)
+                await syncing
                 view.add_notice("info", f"Permission mode: {mode}")
             except ByreError as e:
-                view.add_notice("error", f"permission mode change to {mode} refused: {e}")
-                self.surface.show_permission_mode(before)  # the menu shows what is in force
+                view.add_notice("error", f"permission mode {mode}: the CLI did not restart: {e}")
             self.surface.update(list(view.walk()))
 
-        self.ext.schedule(switch())
+        self.ext.schedule(told())
 
     def _on_effort(self, effort: str) -> None:
         """The header's effort menu: the running CLI switches from its next request

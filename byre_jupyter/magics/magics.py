@@ -29,7 +29,7 @@ from ..app.policy import read_policy
 from ..app.portable import PortableError
 from ..app.turns import TurnRequest, run_turn
 from ..errors import ByreError
-from ..protocol import EFFORT_LEVELS, Image, model_label
+from ..protocol import EFFORT_LEVELS, Image, PermissionMode, model_label
 from ..tools.notebook_bridge import bridge_of
 from ..ui.toolinfo import allowance_lines
 
@@ -158,7 +158,7 @@ def _subcommand_parsers() -> dict[str, _SubcommandParser]:
             help="the session (default: default)",
         )  # fmt: skip
 
-    sub("sessions", "List sessions: name, state, model, effort, conversation id, turns, cost.")
+    sub("sessions", "List sessions: name, state, model, mode, effort, conversation, turns, cost.")
     p = sub("model", "Show the session's model, or switch it.")
     p.add_argument("model", nargs="?", metavar="MODEL", help="e.g. sonnet, opus, or default")
     session_opt(p)
@@ -364,8 +364,8 @@ class ClaudeMagics(Magics):
 
     def _cmd_sessions(self, args: argparse.Namespace) -> None:
         lines = [
-            "| session | state | model | effort | conversation | turns | cost |",
-            "|---|---|---|---|---|---|---|",
+            "| session | state | model | mode | effort | conversation | turns | cost |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for entry in self.ext.conversations:
             s, paid = entry.session, entry.ledger
@@ -373,13 +373,15 @@ class ClaudeMagics(Magics):
                 "closed" if s.closed else "busy" if s.busy else "running" if s.running else "idle"
             )
             model = html.escape(model_label(s.model)).replace("|", "\\|").replace("`", "\\`")
+            # The mode in force (a switch changes it at once; docs/security.md).
+            mode = PermissionMode.of(s.permission_mode) or PermissionMode.DEFAULT
             lines.append(
-                f"| {s.name} | {state} | {model} | {s.effort or 'default'} | "
+                f"| {s.name} | {state} | {model} | {mode} | {s.effort or 'default'} | "
                 f"`{(s.session_id or '').replace('`', '')}` | "
                 f"{paid.turns} | {dollars(paid.cost_usd)} |"
             )
         if len(lines) == 2:
-            lines.append("| *(none yet: run a %%claude cell)* | | | | | | |")
+            lines.append("| *(none yet: run a %%claude cell)* | | | | | | | |")
         self._show("\n".join(lines))
 
     def _cmd_model(self, args: argparse.Namespace) -> str | None:

@@ -12,12 +12,14 @@ import base64
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 __all__ = [
     "EFFORT_LEVELS",
     "PERMISSION_MODES",
     "Image",
+    "PermissionMode",
     "cancel_request",
     "control_request",
     "effort_option",
@@ -31,9 +33,39 @@ __all__ = [
     "user_message",
 ]
 
-#: The permission modes the CLI accepts (``--permission-mode``, ``set_permission_mode``):
-#: the one list; the config trait and the menus take theirs from here.
-PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto")
+
+class PermissionMode(str, Enum):
+    """The permission modes the CLI accepts (``--permission-mode``, ``set_permission_mode``),
+    each with what it means: the one list. The config trait, the header menu and its help, and
+    the README's table take theirs from here. A member is its CLI word (``str``), so it
+    compares equal to the word and goes onto argv and into JSON as it is."""
+
+    meaning: str
+
+    def __new__(cls, word: str, meaning: str) -> PermissionMode:
+        member = str.__new__(cls, word)
+        member._value_ = word
+        member.meaning = meaning
+        return member
+
+    def __str__(self) -> str:
+        return str(self.value)  # the CLI's word, not "PermissionMode.DEFAULT"
+
+    @classmethod
+    def of(cls, word: str | None) -> PermissionMode | None:
+        """The mode ``word`` names, or None when it names none."""
+        return next((mode for mode in cls if mode.value == word), None)
+
+    DEFAULT = ("default", "Claude asks before a tool that is not allowed yet")
+    ACCEPT_EDITS = ("acceptEdits", "file edits are allowed without asking; other tools ask")
+    PLAN = ("plan", "Claude plans and reads, and changes nothing")
+    BYPASS = ("bypassPermissions", "every tool runs without asking")
+    DONT_ASK = ("dontAsk", "never ask; a tool that is not allowed yet is denied")
+    AUTO = ("auto", "the CLI decides per tool whether to ask")
+
+
+#: The modes' words, in the menu's order.
+PERMISSION_MODES: tuple[str, ...] = tuple(mode.value for mode in PermissionMode)
 
 
 #: The effort levels the CLI accepts (``--effort``, ``apply_flag_settings`` ``effortLevel``,

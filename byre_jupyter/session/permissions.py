@@ -22,6 +22,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
+from ..protocol import PermissionMode
+
 __all__ = [
     "Allow",
     "Allowance",
@@ -247,7 +249,7 @@ def default_policy(permission_mode: str | None) -> PermissionCallback:
     not ask at all; if it does, allow. Any other mode denies, saying how to allow."""
 
     async def decide(request: PermissionRequest) -> Decision:
-        if permission_mode == "bypassPermissions":
+        if permission_mode == PermissionMode.BYPASS:
             return Allow(approved_by="policy")
         return Deny(NO_APPROVER.format(tool=request.tool_name))
 

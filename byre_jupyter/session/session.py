@@ -20,7 +20,7 @@ import logging
 import os
 import uuid as uuidlib
 from collections import deque
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ from ..protocol import (
     Image,
     InitMessage,
     Message,
+    PermissionMode,
     ResultMessage,
     StreamEvent,
     effort_option,
@@ -47,7 +48,7 @@ from ..protocol import (
 )
 from ..protocol.cli_errors import CliErrorKind, classify
 from ..transport import LaunchSpec, Transport
-from ..transport.launch import bypass_allowed, bypass_refusal
+from ..transport.launch import asks_over_stdio, bypass_allowed, bypass_refusal
 from .accounting import CostMeter, Ledger
 from .channel import ControlChannel
 from .mcp import McpServer
@@ -71,6 +72,18 @@ async def _shielded(awaitable: Awaitable[None]) -> None:
         raise
 
 
+#: What the running CLI's mode is after a switch it refused or did not answer: no mode.
+_MODE_UNKNOWN = "?"
+
+#: How much each mode lets run without asking, where it matters for a lagging CLI: a tool
+#: call the CLI would let through in a looser mode than the one in force is asked instead.
+_LOOSENESS = {PermissionMode.BYPASS: 2, PermissionMode.ACCEPT_EDITS: 1}
+
+MODE_LAG_REASON = (
+    "byre_jupyter: the permission mode was just switched to {mode} and the CLI has not taken "
+    "it yet, so this call is asked rather than let through."
+)
+
 #: An image for :meth:`Session.send`: an Image (sniffed already), raw bytes, a path, or an
 #: Anthropic image block.
 ImageInput = Image | bytes | str | os.PathLike[str] | Mapping[str, Any]
@@ -93,8 +106,19 @@ class Session:
         # What may change while the session runs: set_model, set_permission_mode, set_effort
         # (and a `/effort` the user sends as a prompt).
         self.model = options.model
+        #: The permission mode in force: every decision reads it, and a launch uses it. The
+        #: running CLI follows it before the next turn is sent (:meth:`sync_permission_mode`).
         self.permission_mode = options.permission_mode
         self.effort = options.effort
+        #: The running CLI's own mode, and whether it was launched to send permission prompts
+        #: to us (not in bypassPermissions: ``asks_over_stdio``).
+        self._cli_mode: str | None = None
+        self._cli_asks = True
+        #: How the running CLI was launched, to launch it again in another mode while it has
+        #: been sent no turn (a fork it has not written yet: :meth:`_relaunch`).
+        self._launched: tuple[str | None, str | None, bool, str | None] | None = None
+        self._sent_to_cli = False
+        self._mode_lock: asyncio.Lock | None = None
         self.can_use_tool = options.can_use_tool or default_policy(options.permission_mode)
         self._default_policy = options.can_use_tool is None
         self.mcp_server = options.mcp_server or McpServer("byre")
@@ -244,7 +268,7 @@ class Session:
         elif self._has_history:
             resume = self.session_id
         env = {**os.environ, **self.options.env}
-        if self.permission_mode == "bypassPermissions" and (refusal := bypass_refusal(env)):
+        if self.permission_mode == PermissionMode.BYPASS and (refusal := bypass_refusal(env)):
             raise ByreError(refusal)
         # The model and permission mode now: set_model and set_permission_mode change them.
         now = {"model": self.model, "permission_mode": self.permission_mode, **self._now()}
@@ -259,7 +283,9 @@ class Session:
         )
 
     async def _spawn(self) -> None:
-        transport = self.options.transport_factory(self._launch_spec())
+        launched = (self._resume, self._fork_at, self._has_history, self.session_id)
+        spec = self._launch_spec()
+        transport = self.options.transport_factory(spec)
         starting = asyncio.ensure_future(transport.start())
         try:
             await asyncio.shield(starting)
@@ -310,6 +336,8 @@ class Session:
             # wait forever). Kill it, shielded: the kill finishes even if cancelled again.
             await _shielded(self._teardown(kill=True))
             raise
+        self._cli_mode, self._cli_asks = spec.permission_mode, asks_over_stdio(spec)
+        self._launched, self._sent_to_cli = launched, False
         # After a fork the new conversation continues as a plain session.
         if self._fork_at is not None:
             self._fork_at = self._resume = None
@@ -420,6 +448,8 @@ class Session:
             turn = self._queue[0]
             try:
                 await self.start()
+                # A mode switch is in force before the turn is sent (docs/security.md).
+                await self.sync_permission_mode()
             except ByreError as e:
                 if self._queue and self._queue[0] is turn:
                     self._queue.popleft()
@@ -432,6 +462,7 @@ class Session:
                 self._active = turn
                 turn.begin(self.model)
                 assert self._channel is not None
+                self._sent_to_cli = True
                 await self._channel.send(
                     user_message(turn.prompt, session_id=self.session_id or "")
                 )
@@ -521,17 +552,82 @@ class Session:
         resolved = response.get("model")
         return resolved if isinstance(resolved, str) else model
 
-    async def set_permission_mode(self, mode: str) -> None:
+    def set_permission_mode(self, mode: str) -> Coroutine[Any, Any, None]:
+        """Switch the permission mode at once (:meth:`switch_permission_mode`: when this is
+        called, not when it is awaited or scheduled) and return what waits until the CLI is
+        in it (:meth:`sync_permission_mode`): ``await session.set_permission_mode(mode)``."""
+        self.switch_permission_mode(mode)
+        return self.sync_permission_mode()
+
+    def switch_permission_mode(self, mode: str) -> None:
+        """Make ``mode`` the session's permission mode now: from here on every decision reads
+        it, a launch uses it, and no turn is sent to the CLI before the CLI is in it too
+        (docs/security.md, "How modes switch"). Raises ByreError for a word that is no mode and
+        for bypassPermissions where the CLI refuses it (as root without IS_SANDBOX=1)."""
+        wanted = PermissionMode.of(mode)
+        if wanted is None:
+            words = ", ".join(m.value for m in PermissionMode)
+            raise ByreError(f"no permission mode {mode!r}: one of {words}")
         env = {**os.environ, **self.options.env}
-        if mode == "bypassPermissions" and (refusal := bypass_refusal(env)):
+        if wanted is PermissionMode.BYPASS and (refusal := bypass_refusal(env)):
             raise ByreError(refusal)
-        if self._channel is not None and self.running:
-            await self._channel.request(
-                "set_permission_mode", timeout=self.options.control_timeout, mode=mode
-            )
-        self.permission_mode = mode
+        self.permission_mode = wanted
         if self._default_policy:  # the default policy follows the mode
-            self.can_use_tool = default_policy(mode)
+            self.can_use_tool = default_policy(wanted)
+
+    async def sync_permission_mode(self) -> None:
+        """Bring the running CLI to the mode in force: a ``set_permission_mode`` request,
+        awaited. A CLI that refuses it or does not answer, or that was launched in
+        bypassPermissions (it sends no permission prompt in any mode: ``asks_over_stdio``), is
+        launched again in the mode in force, continuing the conversation where it is; while a
+        turn runs, that waits until the turn has ended (:meth:`_pump` syncs before it sends
+        the next). Nothing when no CLI runs: the next start launches in the mode in force."""
+        if self._mode_lock is None:
+            self._mode_lock = asyncio.Lock()
+        async with self._mode_lock:
+            mode = self.permission_mode
+            if self._channel is None or not self.running or self._cli_mode == mode:
+                pass
+            else:
+                try:
+                    await self._channel.request(
+                        "set_permission_mode",
+                        timeout=self.options.control_timeout,
+                        mode=str(mode or PermissionMode.DEFAULT),
+                    )
+                    self._cli_mode = mode
+                except ControlError as e:
+                    log.warning(
+                        "byre: the CLI did not switch to %s (%s): launching it again", mode, e
+                    )
+                    self._cli_mode = _MODE_UNKNOWN
+            if self._cli_in_force() or self._active is not None or self._background is not None:
+                return
+            await self._relaunch()
+
+    def _cli_in_force(self) -> bool:
+        """The running CLI (if any) is in the mode in force and asks us where it should."""
+        if self._channel is None or not self.running:
+            return True
+        return self._cli_mode == self.permission_mode and (
+            self._cli_asks or self.permission_mode == PermissionMode.BYPASS
+        )
+
+    async def _relaunch(self) -> None:
+        """End the idle CLI and start it again in the mode in force. One that was sent no turn
+        is launched as it was (a fork it has not written cannot be resumed); else it resumes
+        the conversation, or (nothing recorded yet) a new one starts, as after a crash."""
+        if self._launched is not None and not self._sent_to_cli:
+            self._resume, self._fork_at, self._has_history, self.session_id = self._launched
+        elif not self._has_history:
+            self.session_id = str(uuidlib.uuid4())
+        log.info(
+            "byre: launching the CLI of %r again in permission mode %s",
+            self.name,
+            self.permission_mode,
+        )
+        await self._teardown(kill=False)
+        await self.start()
 
     async def set_effort(self, effort: str | None) -> str | None:
         """Switch the effort level for later requests (the running process too, with the
@@ -715,7 +811,28 @@ class Session:
         if callback is None:
             raise ControlError("hook_callback", "unknown hook callback id")
         hook_input = request.request.get("input")
-        return await callback(hook_input if isinstance(hook_input, Mapping) else {})
+        hook_input = dict(hook_input) if isinstance(hook_input, Mapping) else {}
+        in_force = PermissionMode.of(self.permission_mode) or PermissionMode.DEFAULT
+        cli_mode = PermissionMode.of(hook_input.get("permission_mode"))
+        if (
+            hook_input.get("hook_event_name") == "PreToolUse"
+            and cli_mode is not None
+            and _LOOSENESS.get(cli_mode, 0) > _LOOSENESS.get(in_force, 0)
+        ):
+            # The CLI still runs in a looser mode than the user switched to (a turn that was
+            # running at the switch): it would let this call through, so it asks instead, and
+            # the permission prompt is answered by the mode in force (docs/security.md).
+            return {
+                "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": "ask",
+                    "permissionDecisionReason": MODE_LAG_REASON.format(mode=in_force),
+                }
+            }
+        if "permission_mode" in hook_input:
+            # The hooks decide by the mode in force, which the CLI's may lag for a moment.
+            hook_input["permission_mode"] = str(self.permission_mode or PermissionMode.DEFAULT)
+        return await callback(hook_input)
 
     async def _handle_can_use_tool(self, request: ControlRequest) -> Mapping[str, Any]:
         permission = PermissionRequest.from_request(request.request)

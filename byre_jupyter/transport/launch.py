@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import CLINotFoundError
-from ..protocol import effort_option, model_option
+from ..protocol import PermissionMode, effort_option, model_option
 from ..protocol.framing import DEFAULT_MAX_LINE_BYTES
 
 __all__ = [
@@ -40,6 +40,7 @@ __all__ = [
     "LaunchOptions",
     "LaunchSpec",
     "Setting",
+    "asks_over_stdio",
     "build_argv",
     "build_env",
     "bypass_allowed",
@@ -290,6 +291,14 @@ def _flag(flag: str, value: object) -> list[str]:
     return [f"{flag}={value}"]
 
 
+def asks_over_stdio(spec: LaunchSpec) -> bool:
+    """Whether the CLI is launched to send its permission prompts to the host
+    (``--permission-prompt-tool stdio``): in every mode but bypassPermissions. Without it the
+    CLI never sends can_use_tool, and tools needing approval are refused with no prompt
+    (docs/protocol.md, section 1), in whatever mode it is switched to later."""
+    return spec.permission_mode != PermissionMode.BYPASS
+
+
 def build_argv(spec: LaunchSpec) -> list[str]:
     argv = [
         spec.cli_path or "claude",
@@ -308,11 +317,9 @@ def build_argv(spec: LaunchSpec) -> list[str]:
         setting: Setting = option.metadata["launch"]
         if setting.reaches == "flag":
             argv += _flag(setting.flag, getattr(spec, option.name))
-    if spec.permission_mode == "bypassPermissions" or spec.allow_bypass:
+    if spec.permission_mode == PermissionMode.BYPASS or spec.allow_bypass:
         argv.append("--allow-dangerously-skip-permissions")
-    if spec.permission_mode != "bypassPermissions":
-        # Without it the CLI never sends can_use_tool: tools needing approval are silently
-        # refused (docs/protocol.md, section 1).
+    if asks_over_stdio(spec):
         argv += ["--permission-prompt-tool", "stdio"]
     # The equals form keeps a dash-leading value from being read as a flag.
     if spec.resume:

@@ -36,7 +36,7 @@ import anywidget
 import ipywidgets as W
 import traitlets as T
 
-from byre_jupyter.protocol import EFFORT_LEVELS, PERMISSION_MODES
+from byre_jupyter.protocol import EFFORT_LEVELS, PERMISSION_MODES, PermissionMode
 from byre_jupyter.ui.coalesce import Coalescer, LoopLike, TimerLike
 from byre_jupyter.ui.comms import StatusKeeper, UpdateAcknowledger
 from byre_jupyter.ui.format import (
@@ -80,14 +80,7 @@ _STATUS_WORDS = {
     "interrupted": "stopped",
 }
 #: What each permission mode means, shown beside the menu (its options' and its own title).
-PERMISSION_HELP = {
-    "default": "default: Claude asks before a tool that is not allowed yet",
-    "acceptEdits": "acceptEdits: file edits are allowed without asking; other tools ask",
-    "plan": "plan: Claude plans and reads, and changes nothing",
-    "bypassPermissions": "bypassPermissions: every tool runs without asking",
-    "dontAsk": "dontAsk: never ask; a tool that is not allowed yet is denied",
-    "auto": "auto: the CLI decides per tool whether to ask",
-}
+PERMISSION_HELP = {mode.value: f"{mode.value}: {mode.meaning}" for mode in PermissionMode}
 # Each code box of the live text, wrapped with its copy button (our renderer writes every <pre>
 # and escapes model text, so these tags are ours); live.js makes the span a focusable button
 # (the sanitizer keeps no role or tabindex attributes).

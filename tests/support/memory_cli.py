@@ -1,10 +1,10 @@
 """A scripted fake CLI speaking stream-json in-process, behind a MemoryTransport.
 
 For the fast tier of session and control-channel tests: no process, no network, one event loop.
-It answers ``initialize``, ``interrupt``, ``set_model`` and ``apply_flag_settings`` as the
-real CLI 2.1.328 does
-(docs/protocol.md); every other host request gets an error. Each user message runs the next
-turn's script; a script item is one of
+It answers ``initialize``, ``interrupt``, ``set_model``, ``apply_flag_settings`` and
+``set_permission_mode`` as the real CLI 2.1.328 does (docs/protocol.md; ``mode_answer`` makes
+the last refuse or never answer); every other host request gets an error. Each user message
+runs the next turn's script; a script item is one of
 
 * a dict: written as one stdout line (``session_id`` filled in);
 * ``bytes``: written as-is (garbage, invalid UTF-8, a line without its newline...);
@@ -89,6 +89,10 @@ class FakeCLI:
         self.answers: list[Mapping[str, Any]] = []  # the host's answers to Ask items
         self.interrupts = 0
         self.flag_settings: dict[str, Any] = {}  # what apply_flag_settings merged in
+        #: How the CLI answers set_permission_mode: "success", "error" or "none" (never).
+        self.mode_answer = "success"
+        #: Each process's permission mode, launch and switches alike, in order.
+        self.modes: list[str | None] = []
         self._ids = itertools.count(1)
 
     def factory(self, spec: LaunchSpec) -> MemoryTransport:
@@ -99,6 +103,7 @@ class FakeCLI:
 
     async def run(self, end: PeerEnd, spec: LaunchSpec) -> int:
         session_id = spec.resume if spec.resume and not spec.fork_session else spec.session_id
+        self.modes.append(spec.permission_mode)
         self.session_id = session_id or "fake-session"
         self.end = end
         self.interrupted = asyncio.Event()
@@ -177,6 +182,10 @@ class FakeCLI:
         elif subtype == "apply_flag_settings":
             self.flag_settings.update(request.get("settings") or {})
             self._respond(request_id, {})
+        elif subtype == "set_permission_mode" and self.mode_answer != "error":
+            if self.mode_answer == "success":
+                self.modes.append(request.get("mode"))
+                self._respond(request_id, {"mode": request.get("mode")})
         else:
             self._respond(request_id, None, error=f"unsupported: {subtype}")
 

@@ -17,6 +17,7 @@ from support.waiting import apoll
 from byre_jupyter import CLIProcessError, Session
 from byre_jupyter.protocol import AssistantMessage
 from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, Text, ToolUse
+from byre_jupyter.session import Deny, PermissionRequest
 
 pytestmark = pytest.mark.cli
 
@@ -109,3 +110,38 @@ async def test_a_conversation_the_cli_never_recorded_goes_on_as_a_new_one_and_sa
     third = await asyncio.wait_for(session.query("and once more"), 60)
     assert third.text == "again" and third.session_id == second.session_id
     assert "after the kill" in str(api.requests[-1].user_messages)  # the new one goes on
+
+
+async def test_leaving_bypass_launches_the_cli_again_and_it_asks(
+    api: ScriptedAPI, make_session, tmp_path: Path
+) -> None:
+    """A CLI launched in bypassPermissions has no permission prompt tool, so in any mode it
+    would never ask: leaving bypass launches it again in the asked mode, the conversation
+    going on (docs/security.md, "How modes switch"). One that was sent no turn yet is launched
+    again as it was (the same --session-id)."""
+    made = tmp_path / "work" / "made_by_bash.txt"
+    api.on("first", Reply(Text("one")))
+    api.on("make", Reply(ToolUse("Bash", {"command": f"touch {made}"})), times=1)
+    api.on(lambda r: bool(r.last_tool_results), Reply(Text("after the tool")))
+    asked: list[str] = []
+
+    async def deny(request: PermissionRequest) -> Deny:
+        asked.append(request.tool_name)
+        return Deny("not now")
+
+    session: Session = make_session(can_use_tool=deny)  # bypassPermissions
+    assert not (await asyncio.wait_for(session.query("first"), 60)).is_error
+    bypassed = session.pid
+    await asyncio.wait_for(session.set_permission_mode("default"), 60)
+    result = await asyncio.wait_for(session.query("make a file"), 60)
+    assert result.text == "after the tool" and asked == ["Bash"] and not made.exists()
+    assert session.pid != bypassed
+    assert "first" in str(api.requests[-1].body["messages"])  # the same conversation
+
+    unused: Session = make_session(can_use_tool=deny)
+    await asyncio.wait_for(unused.start(), 60)
+    first_id = unused.session_id
+    await asyncio.wait_for(unused.set_permission_mode("default"), 60)
+    again = await asyncio.wait_for(unused.query("first"), 60)
+    assert not again.is_error, again.error_message
+    assert unused.session_id == first_id

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import psutil
 import pytest
 from support.kernel import KernelDriver
 
@@ -61,14 +62,37 @@ def test_headless_policy_allow_runs_the_tool(
     assert "headless policy: allow" in run.texts()
 
 
-def test_bypass_permissions_never_asks(
+def test_bypass_permissions_never_asks_and_leaving_it_is_in_force_at_once(
     kernel: KernelDriver, api: ScriptedAPI, workdir: Path
 ) -> None:
+    made = workdir / "made_by_bash.txt"
     script_touch(api, workdir)
     kernel.run("%config Claude.permission_mode = 'bypassPermissions'")
-    run = kernel.run("%%claude\nmake a file")
-    assert (workdir / "made_by_bash.txt").exists()
+    run = kernel.run("%%claude\nmake a file", cell_id="cell-a")
+    assert made.exists()
     assert "Approved" not in run.texts() and "Permission denied" not in run.texts()
+
+    # Back to default, with the re-run of the cell queued right behind the %config (Run All,
+    # two quick Shift+Enters): its CLI is launched in default and the Bash call waits on an
+    # approval card instead of running (docs/security.md, "How modes switch").
+    made.unlink()
+    script_touch(api, workdir)
+    switch = kernel.submit("%config Claude.permission_mode = 'default'")
+    rerun = kernel.submit("%%claude --bg\nmake a file", cell_id="cell-a")
+    kernel.wait(lambda: all(r.idle and r.reply is not None for r in (switch, rerun)), 60)
+    session = (
+        "from byre_jupyter.magics import extension as _e\n_s = _e().conversations.peek('default')\n"
+    )
+    pending = session + "_t = _s.active_turn\nprint(len(_t.owner.surface.pending) if _t else 0)"
+    kernel.wait(lambda: kernel.run(pending).texts().strip() == "1", timeout=60)
+    assert not made.exists()
+    argv = psutil.Process(int(kernel.run(session + "print(_s.pid)").texts())).cmdline()
+    assert "--permission-mode=default" in argv and "--permission-prompt-tool" in argv
+    listed = kernel.run("%claude sessions").texts().splitlines()
+    assert "| mode |" in listed[0] and "| default | busy | default | default |" in listed[-1]
+    kernel.run(session + "_s.active_turn.owner.stop()")
+    kernel.wait(lambda: kernel.run(session + "print(_s.busy)").texts().strip() == "False", 60)
+    assert not made.exists()
 
 
 def test_headless_questions_and_plans_follow_their_traits_and_are_recorded(

@@ -182,10 +182,11 @@ def test_a_killed_spare_leaves_the_rerun_working_cold(
     assert after["adopted"] == 0 and after["pids"]["default"] != fork["pid"]
 
 
-def test_a_changed_model_is_honoured_and_speculate_off_starts_no_spare(
+@pytest.mark.kernel_env(OLD_SECRET="hunter2")
+def test_a_changed_model_or_environment_is_honoured_and_speculate_off_starts_no_spare(
     kernel: KernelDriver, api: ScriptedAPI
 ) -> None:
-    answer_each(api, "PROMPT_A", "PROMPT_B_OLD", "PROMPT_B_NEW", "PROMPT_C")
+    answer_each(api, "PROMPT_A", "PROMPT_B_OLD", "PROMPT_B_NEW", "PROMPT_OTHER", "PROMPT_C")
     ask(kernel, api, "cell-a", "\nPROMPT_A")
     ask(kernel, api, "cell-b", "\nPROMPT_B_OLD")
     fork = next(s for s in ready_spares(kernel, 2)["spares"] if not s["fresh"])
@@ -195,6 +196,19 @@ def test_a_changed_model_is_honoured_and_speculate_off_starts_no_spare(
     request = ask_run(kernel, api, "cell-b", "\nPROMPT_B_NEW")
     assert request.body["model"] == "claude-haiku-4-5"
     assert state(kernel)["adopted"] == 0
+
+    # A new key and a deleted variable in os.environ (no trait changed): the fresh spare,
+    # started with the old environment, is not adopted; the new conversation bills the new key.
+    fresh = next(s for s in ready_spares(kernel, 2)["spares"] if s["fresh"])
+    assert b"OLD_SECRET=" in Path(f"/proc/{fresh['pid']}/environ").read_bytes()
+    kernel.run(
+        "import os; os.environ['ANTHROPIC_API_KEY'] = 'sk-new'; del os.environ['OLD_SECRET']"
+    )
+    request = ask_run(kernel, api, "cell-o", "-s other\nPROMPT_OTHER")
+    assert request.headers["x-api-key"] == "sk-new"
+    after = state(kernel)
+    assert after["adopted"] == 0 and after["pids"]["other"] != fresh["pid"]
+    assert b"OLD_SECRET=" not in Path(f"/proc/{after['pids']['other']}/environ").read_bytes()
 
     assert "Error" not in kernel.run("%config Claude.speculate = False").texts()
     kernel.wait(lambda: state(kernel)["spares"] == [], timeout=30)

@@ -5,6 +5,8 @@ same in a real kernel with the real CLI: tests/integration/kernel/test_spare_ker
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from support.memory_cli import FakeCLI, assistant
 from support.waiting import apoll
@@ -147,3 +149,54 @@ async def test_rebind_gives_an_unused_session_the_adopting_name_and_callbacks() 
     with pytest.raises(ByreError, match="cannot be renamed"):
         spare.rebind("third")
     await spare.close()
+
+
+# -- the key is the process the launch would start ----------------------------------------
+
+
+def settings_now(env: dict[str, str], extra_args: list[str]) -> dict[str, Any]:
+    return {"model": "opus", "env": env, "extra_args": extra_args, "transport_factory": "f"}
+
+
+@pytest.mark.parametrize("change", ["new key", "deleted secret", "Claude.env", "extra_args"])
+def test_a_launch_after_the_environment_or_a_setting_changed_wants_another_process(
+    change: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-old")
+    monkeypatch.setenv("OLD_SECRET", "hunter2")
+    env, extra_args = {"A": "1"}, ["--verbose"]
+    offered = launch_key(settings_now(env, extra_args))  # the spare's key, as offered
+    assert launch_key(settings_now(env, extra_args)) == offered
+    if change == "new key":
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-new")  # os.environ[...] = in a cell
+    elif change == "deleted secret":
+        monkeypatch.delenv("OLD_SECRET")
+    elif change == "Claude.env":
+        env["A"] = "2"  # the trait's dict mutated in place: no trait event
+    else:
+        extra_args.append("--debug")
+    assert launch_key(settings_now(env, extra_args)) != offered
+
+
+def test_the_key_holds_a_digest_of_the_environment_not_its_values(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-secret-value")
+    key = launch_key(settings_now({"TOKEN": "env-secret-value"}, []))
+    assert "secret-value" not in repr(key).replace(repr(key.get("env")), "")
+
+
+async def test_a_spare_started_after_the_environment_changed_is_not_adopted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Offered, then os.environ changed before its CLI started: the process it would start
+    is not the one its key was made for."""
+    fake = Kept()
+    spares = Spares(delay=0)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-old")
+    want, spare = fresh(fake)
+    spares.offer([(want, lambda: spare)])
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-new")
+    await spares.settled()
+    assert spares.take(want) is None and fake.made == []
+    await spares.close()

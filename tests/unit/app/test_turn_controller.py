@@ -659,3 +659,23 @@ async def test_the_effort_menu_switches_the_running_cli_and_says_so(hosts: list[
     assert any("effort change to turbo refused" in t for t in texts)
     controller.stop()
     await asyncio.wait_for(task, 5)
+
+
+async def test_the_header_menus_mode_is_in_force_when_chosen(hosts: list[FakeHost]) -> None:
+    """The menu's choice changes the session's mode at once, not when the CLI answers: a cell
+    queued behind the running one is sent only once the CLI is in it (docs/security.md)."""
+    host = host_with(hosts, [assistant("partial"), Stall()], [assistant("next")])
+    controller = host.cell("long")
+    task = asyncio.ensure_future(controller.run())
+    await running(controller)
+    on_mode = host.surfaces[0].controls.on_permission_mode
+    assert on_mode is not None
+    on_mode("acceptEdits")
+    assert controller.session.permission_mode == "acceptEdits"
+    queued = asyncio.ensure_future(controller.session.query("next"))
+    controller.stop()
+    await asyncio.wait_for(task, 5)
+    assert (await asyncio.wait_for(queued, 5)).text == "next"
+    assert host.fake.modes == [None, "acceptEdits"]  # the launch's, then the switch
+    kinds = [m.get("request", {}).get("subtype") or m["type"] for m in host.fake.received]
+    assert kinds.index("set_permission_mode") < len(kinds) - 1 - kinds[::-1].index("user")

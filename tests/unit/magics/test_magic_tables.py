@@ -76,11 +76,10 @@ def test_sessions_table_shows_each_sessions_effort(
     ext.session("plain").effort = "max"  # as a typed `/effort max` leaves it
     shell.run_line_magic("claude", "sessions")
     html = markdown2html_mistune(capsys.readouterr().out)
-    rows = re.findall(r"<tr>(.*?)</tr>", html, re.S)
-    assert "<th>effort</th>" in rows[0]
-    cells = {re.findall(r"<td>(.*?)</td>", row)[0]: re.findall(r"<td>(.*?)</td>", row)[3]
-             for row in rows[1:]}  # fmt: skip
-    assert cells == {"plain": "max", "eager": "high"}
+    header, *rows = re.findall(r"<tr>(.*?)</tr>", html, re.S)
+    cells = [re.findall(r"<t[dh]>(.*?)</t[dh]>", row, re.S) for row in (header, *rows)]
+    column = cells[0].index("effort")
+    assert {row[0]: row[column] for row in cells[1:]} == {"plain": "max", "eager": "high"}
 
 
 def test_the_effort_trait_switches_existing_sessions(shell: InteractiveShell) -> None:
@@ -90,3 +89,17 @@ def test_the_effort_trait_switches_existing_sessions(shell: InteractiveShell) ->
     assert session.effort == "xhigh"
     shell.run_line_magic("config", "Claude.effort = None")
     assert session.effort is None
+
+
+def test_sessions_table_shows_the_mode_each_conversation_is_in(
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ext = magics_pkg.extension()
+    ext.session("asks")
+    ext.session("edits").switch_permission_mode("acceptEdits")
+    shell.run_line_magic("claude", "sessions")
+    html = markdown2html_mistune(capsys.readouterr().out)
+    header, *rows = re.findall(r"<tr>(.*?)</tr>", html, re.S)
+    cells = [re.findall(r"<t[dh]>(.*?)</t[dh]>", row, re.S) for row in (header, *rows)]
+    column = cells[0].index("mode")
+    assert {row[0]: row[column] for row in cells[1:]} == {"asks": "default", "edits": "acceptEdits"}
