@@ -16,20 +16,30 @@ The value of a secret-named assignment runs to the end of its line, its closing 
 or comma, or the next ``Key=`` of a connection string (``Pwd=...;Database=...``): a multi-word
 password is replaced whole. Time is linear in the text (:func:`redact_text` says why).
 
-Callers may also pass the exact values they know to be secret (:func:`secret_values` reads them
-from an environment). Redaction is deliberately greedy: a false positive hides a harmless value,
-a false negative sends a key into a shared notebook.
+Callers also pass the exact values they know to be secret: a :class:`Secrets`, the one way to
+know an environment's (this process's and ``Claude.env``'s secret-named values). Redaction is
+deliberately greedy: a false positive hides a harmless value, a false negative sends a key into
+a shared notebook.
 
-Pure module: no I/O, importable from every layer.
+Pure module: no I/O (``Secrets.of_process`` reads ``os.environ``), importable from every layer.
 """
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["REDACTED", "is_secret_name", "redact_json", "redact_text", "secret_values"]
+__all__ = [
+    "REDACTED",
+    "Secrets",
+    "is_secret_name",
+    "redact_json",
+    "redact_text",
+    "secret_values",
+]
 
 REDACTED = "[redacted]"
 
@@ -276,6 +286,45 @@ def secret_values(environ: Mapping[str, str]) -> frozenset[str]:
     """The values of secret-named variables in ``environ`` (8 characters or more), to pass to
     :func:`redact_text` as ``known``: catches keys whose shape no pattern knows."""
     return frozenset(v for k, v in environ.items() if len(v) >= 8 and is_secret_name(k))
+
+
+@dataclass(frozen=True)
+class Secrets:
+    """The exact values known to be secret: the one way to know them (issue 28).
+
+    An environment's secrets are those of the kernel's own environment *and* of what the CLI is
+    given on top of it (``Claude.env``): a database password passed to the CLI there and printed
+    by user code through the python tool is as secret in the result Claude gets as in the view.
+    Every caller builds them here (:meth:`of_process`, :meth:`of`) and adds what it knows besides
+    (the user's secret-named variables, an account's email) with ``|``. Iterating gives the
+    values, so a ``Secrets`` is what :func:`redact_text` and :func:`redact_json` take as
+    ``known``.
+    """
+
+    values: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, environ: Mapping[str, str]) -> Secrets:
+        """The secret-named values of exactly ``environ`` (:func:`secret_values`)."""
+        return cls(secret_values(environ))
+
+    @classmethod
+    def of_process(cls, extra: Mapping[str, str] | None = None) -> Secrets:
+        """This process's environment with ``extra`` over it (``Claude.env``: what the CLI is
+        launched with), read now: a key set after the extension loaded counts too."""
+        return cls.of({**os.environ, **(extra or {})})
+
+    def __or__(self, other: Iterable[str]) -> Secrets:
+        return Secrets(self.values | frozenset(v for v in other if v))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.values)
+
+    def __contains__(self, value: object) -> bool:
+        return value in self.values
+
+    def __len__(self) -> int:
+        return len(self.values)
 
 
 # Values under a secret-looking key that are plainly not secrets (usage counts, flags, "none").

@@ -61,7 +61,7 @@ from byre_jupyter.protocol.messages import (
     UserMessage,
     without_image_notes,
 )
-from byre_jupyter.redact import redact_json, redact_text, secret_values
+from byre_jupyter.redact import Secrets, redact_json, redact_text
 from byre_jupyter.session.turn import TurnResult
 from byre_jupyter.ui.blocks import (
     BlockView,
@@ -171,7 +171,7 @@ class TurnView:
         self.session_name = session_name
         #: Set while this answer is stale: its record shows the mark (``ui/record.py``).
         self.stale: StaleMark | None = None
-        self._secrets = secrets or (lambda: secret_values(os.environ))
+        self._secrets = secrets or Secrets.of_process
         self.image_budget = image_budget
         self.prompt = prompt
         self.clock = clock

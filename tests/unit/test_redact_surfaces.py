@@ -16,6 +16,7 @@ from support import wire as fx
 from support.screen import Screen
 
 from byre_jupyter.app.portable import pack
+from byre_jupyter.redact import Secrets
 from byre_jupyter.session.transcript import TranscriptWriter
 from byre_jupyter.ui.coalesce import LoopLike
 from byre_jupyter.ui.live import LiveView
@@ -137,7 +138,7 @@ def test_known_values_default_to_the_environments_secrets(monkeypatch: Any) -> N
 
 def test_the_transcript_holds_no_secret(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
-    writer = TranscriptWriter(path, environ={"MY_SERVICE_TOKEN": KNOWN})
+    writer = TranscriptWriter(path, Secrets.of({"MY_SERVICE_TOKEN": KNOWN}))
     for wire in turn():
         writer.write("recv", wire)
     writer.close()
