@@ -259,9 +259,9 @@ def kernel_tools(
         if not read.live or bridge is None:
             # A bridge that is there but did not answer: its notes say why.
             silent = read.notes if bridge is not None and bridge.connected else ()
-            unapplied = await _without_bridge(resolved, changes, asking, known, silent)
+            unapplied = await _without_bridge(resolved, changes, asking, silent)
             return redact_result(unapplied, known)
-        decision = await decide(EditApproval(_review(changes, known)), edit_policy, approve)
+        decision = await decide(EditApproval(_review(changes)), edit_policy, approve)
         if isinstance(decision, Deny):
             return ToolResult.text(
                 decision.message or "The edits were not approved.", is_error=True
@@ -292,7 +292,6 @@ def kernel_tools(
         resolved: tuple[Edit, ...],
         changes: tuple[CellChange, ...],
         asking: str | None,
-        known: Secrets,
         silent: tuple[str, ...],
     ) -> ToolResult:
         """No live model to edit: never the open file. VS Code takes one new cell below the
@@ -301,7 +300,7 @@ def kernel_tools(
         vscode = "__vsc_ipynb_file__" in shell.user_ns
         (first, *rest) = resolved
         if vscode and not rest and isinstance(first, Insert) and first.after == asking:
-            decision = await decide(EditApproval(_review(changes, known)), edit_policy, approve)
+            decision = await decide(EditApproval(_review(changes)), edit_policy, approve)
             if isinstance(decision, Deny):
                 return ToolResult.text(
                     decision.message or "The edit was not approved.", is_error=True
@@ -424,14 +423,12 @@ def _error(text: str) -> ToolResult:
     return ToolResult.text(text, is_error=True)
 
 
-def _review(changes: tuple[CellChange, ...], known: Iterable[str]) -> dict[str, Any]:
-    """The card's input: the cells' texts redacted like every tool's text, shown to the user
-    and saved with the notebook (docs/security.md)."""
-    review = review_input(changes)
-    for cell in review["cells"]:
-        cell["before"] = redact_text(cell["before"], known)
-        cell["after"] = redact_text(cell["after"], known)
-    return review
+def _review(changes: tuple[CellChange, ...]) -> dict[str, Any]:
+    """The card's input: the cells' texts whole and unredacted, as every other approval card
+    shows what it asks about. What the user approves is what runs (issue 26: a redacted review
+    once hid two lines of code that Allow once inserted); the card is not saved with the
+    notebook, only its decision's summary is (docs/security.md)."""
+    return review_input(changes)
 
 
 def _applied_text(changes: tuple[CellChange, ...]) -> str:
