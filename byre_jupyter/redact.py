@@ -34,6 +34,7 @@ Pure module: no I/O (``Secrets.of_process`` reads ``os.environ``), importable fr
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -46,6 +47,7 @@ __all__ = [
     "is_secret_name",
     "redact_json",
     "redact_text",
+    "redactions",
     "secret_values",
 ]
 
@@ -529,6 +531,17 @@ class Secrets:
 
     def __len__(self) -> int:
         return len(self.values)
+
+
+def redactions(before: Any, after: Any) -> int:
+    """How many spans redaction replaced between ``before`` and ``after`` (a text or a JSON
+    value and its redacted copy): what a saved card counts in its note."""
+
+    def count(value: Any) -> int:
+        text = value if isinstance(value, str) else json.dumps(value, default=str)
+        return text.count(REDACTED)
+
+    return max(0, count(after) - count(before))
 
 
 # Values under a secret-looking key that are plainly not secrets (usage counts, flags, "none").

@@ -6,7 +6,6 @@ and never written to the file without a bridge: VS Code's single insert, headles
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
