@@ -34,6 +34,7 @@ Pure module: no I/O (``Secrets.of_process`` reads ``os.environ``), importable fr
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -548,21 +549,34 @@ def redactions(before: Any, after: Any) -> int:
 _PLAIN = frozenset({"", "none", "null", "true", "false"})
 
 
-def redact_json(value: Any, known: Iterable[str] = (), key: str = "") -> Any:
-    """A JSON value with every string redacted (:func:`redact_text`) and the string values of
-    secret-named keys replaced. An image's base64 payload (``data`` beside a ``media_type`` or
+def redact_json(
+    value: Any,
+    known: Iterable[str] = (),
+    key: str = "",
+    *,
+    redact: Callable[[str], str] | None = None,
+) -> Any:
+    """A JSON value with every string redacted (:func:`redact_text` with ``known``, or the
+    caller's ``redact``) and the string values of secret-named keys replaced, line by line;
+    its structure kept. An image's base64 payload (``data`` beside a ``media_type`` or
     ``mimeType``) is pixels, not text: kept as it is (and redact_text over megabytes of base64
     would stall the kernel's loop for seconds)."""
+    if redact is None:
+        redact = functools.partial(redact_text, known=frozenset(known))
+    return _redact_json(value, redact, key)
+
+
+def _redact_json(value: Any, redact: Callable[[str], str], key: str) -> Any:
     if isinstance(value, str):
         if key and is_secret_name(key) and value.strip().lower() not in _PLAIN:
-            return REDACTED
-        return redact_text(value, known)
+            return _in_place(value)
+        return redact(value)
     if isinstance(value, Mapping):
         media = "media_type" in value or "mimeType" in value
         return {
-            str(k): v if media and k == "data" else redact_json(v, known, str(k))
+            str(k): v if media and k == "data" else _redact_json(v, redact, str(k))
             for k, v in value.items()
         }
     if isinstance(value, (list, tuple)):
-        return [redact_json(v, known) for v in value]
+        return [_redact_json(v, redact, "") for v in value]
     return value
