@@ -14,7 +14,7 @@ a traceback, a key the CLI echoes). Two things count as a secret here:
   token in ``scheme://TOKEN@host``, ``curl -u``'s, ``mysql -p``'s and ``sshpass -p``'s password),
   wherever it stands.
 
-**In place, never a line** (issue 26): a redacted span becomes ``[redacted]`` where it stood,
+**In place, never a line**: a redacted span becomes ``[redacted]`` where it stood,
 and no line or line break is ever removed (tests/unit/test_redact.py holds it for any text). A
 PEM block keeps its BEGIN and END lines and every line between them that is not key material
 (code between two comments that look like a PEM block stays visible); a multi-line known value
@@ -130,7 +130,7 @@ def _in_place(span: str) -> str:
 # A PEM block's body: whole lines of key material (base64, at most its padding at the end),
 # and runs of it inside a line (a key in a JSON string, its line breaks written ``\\n``). What
 # is neither (a line of code between two ``# -----BEGIN/END ... KEY-----`` comments) is not a
-# key, and stays visible: a reader of the record sees the code that ran (issue 26).
+# key, and stays visible: a reader of the record sees the code that ran.
 _PEM_EDGE = re.compile(r"-----(?:BEGIN|END) [A-Z0-9 ]{0,40}-----")
 _KEY_LINE = re.compile(r"[ \t]*[A-Za-z0-9+/]+={0,2}[ \t]*")
 _KEY_RUN = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{16,}={0,2}")
@@ -497,7 +497,7 @@ def secret_values(environ: Mapping[str, str]) -> frozenset[str]:
 
 @dataclass(frozen=True)
 class Secrets:
-    """The exact values known to be secret: the one way to know them (issue 28).
+    """The exact values known to be secret: the one way to know them.
 
     An environment's secrets are those of the kernel's own environment *and* of what the CLI is
     given on top of it (``Claude.env``): a database password passed to the CLI there and printed

@@ -425,7 +425,7 @@ def _error(text: str) -> ToolResult:
 
 def _review(changes: tuple[CellChange, ...]) -> dict[str, Any]:
     """The card's input: the cells' texts whole and unredacted, as every other approval card
-    shows what it asks about. What the user approves is what runs (issue 26: a redacted review
+    shows what it asks about. What the user approves is what runs (a redacted review
     once hid two lines of code that Allow once inserted); the card is not saved with the
     notebook, only its decision's summary is (docs/security.md)."""
     return review_input(changes)

@@ -228,7 +228,7 @@ class _CellOutputs:
 def _bundle(data: Mapping[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:
     """A display's data as nbformat keeps it: images base64, and every text redacted as all
     output run_cells puts in a cell is: SVG (an image written as text) and HTML, Markdown,
-    plain text; JSON's strings, its structure kept (issue 26)."""
+    plain text; JSON's strings, its structure kept."""
     out: dict[str, Any] = {}
     for mime, value in data.items():
         if not isinstance(mime, str):

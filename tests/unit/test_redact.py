@@ -248,7 +248,7 @@ def test_megabytes_of_adversarial_input_are_redacted(kind: str) -> None:
     assert len(out) <= len(text) + len(REDACTED) * (len(text) // 6 + 1)
 
 
-# -- in place: redaction never removes a line or a line break (issue 26) -----------------------
+# -- in place: redaction never removes a line or a line break -----------------------
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
@@ -315,7 +315,7 @@ CODE_IN_PEM = (
 
 
 def test_code_between_pem_markers_stays_visible() -> None:
-    # The trick of issue 26: a network call between two comments that look like a PEM block.
+    # The trick: a network call between two comments that look like a PEM block.
     assert redact_text(CODE_IN_PEM) == CODE_IN_PEM
 
 

@@ -1,4 +1,4 @@
-"""The redaction corpus (issue 26): one row per variant that must be redacted, and one per piece
+"""The redaction corpus: one row per variant that must be redacted, and one per piece
 of ordinary code that must be left alone. Every miss found becomes a row here.
 
 Values are built at run time so no credential-shaped literal sits in the repository.

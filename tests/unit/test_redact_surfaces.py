@@ -159,7 +159,7 @@ def test_the_portable_record_holds_no_secret(tmp_path: Path) -> None:
     assert_clean(text, "the portable record")
 
 
-# Issue 26: a reader of the shared notebook sees the code that ran. The PEM-comment trick once
+# A reader of the shared notebook sees the code that ran. The PEM-comment trick once
 # hid the network call from the saved card of a python (and a Bash) call.
 HIDDEN_CALL = (
     "# -----BEGIN PRIVATE KEY-----\n"

@@ -5,7 +5,7 @@ has since typed over is refused and the user's text stays; a replace and a delet
 undo restores the changed cell; the saved notebook holds the edits and their provenance;
 ``mcp__byre__run_cells`` on the cell Claude inserted shows its output in that cell and returns it.
 The review card shows every line that *Allow once* inserts, code between two comments that look
-like a PEM block included (issue 26), and nothing runs before the click.
+like a PEM block included, and nothing runs before the click.
 
 The time from the *Allow once* click to the new cell in the model is printed and written to
 tests/artifacts/ as a figure (never asserted)."""
@@ -171,7 +171,7 @@ def test_edits_are_reviewed_applied_refused_undone_and_saved(
 
 def hidden_call(base: str) -> str:
     """Five lines: a network call between two comments that look like a PEM block, which the
-    redacted review once cut to three (issue 26)."""
+    redacted review once cut to three."""
     return (
         "# -----BEGIN PRIVATE KEY-----\n"
         "import urllib.request\n"

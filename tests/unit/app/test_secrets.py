@@ -1,5 +1,5 @@
 """The one set of known secrets (byre_jupyter.redact.Secrets): what the CLI is given through
-``Claude.env`` is as secret to the tool results Claude gets as to the view (issue 28)."""
+``Claude.env`` is as secret to the tool results Claude gets as to the view ."""
 
 from __future__ import annotations
 

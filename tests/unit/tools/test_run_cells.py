@@ -159,7 +159,7 @@ async def test_credentials_are_redacted_in_the_cell_and_in_the_result(
     assert SECRET not in str(front.messages[1:])
 
 
-# Every kind of output run_cells puts in a cell passes the same redaction (issue 26): SVG and
+# Every kind of output run_cells puts in a cell passes the same redaction: SVG and
 # JSON went in as they were. JSON keeps its structure, its strings redacted.
 EVERY_KIND = f"""
 from IPython.display import HTML, JSON, SVG, Markdown, display
