@@ -52,6 +52,8 @@ ADVERSARIAL = {
     "commands": "mysql -p sshpass ",
     "url-token": "a://" + "b" * 20,
     "telegram": "1234567890:AA",
+    "code-words": "token = x a( ",
+    "calls": "password=os.environ.get(",
     "escapes-more": "%0Ask-\\U0001f511",
 }
 

@@ -344,7 +344,12 @@ _QUOTED = {
     q: re.compile(rf"[^{q}\\{_BREAKS}]*(?:\\[^{_BREAKS}][^{q}\\{_BREAKS}]*)*") for q in "\"'`"
 }
 _QUERY_VALUE = re.compile(r"[^\s&#\"'<>`]*")
-_PLAIN_WORD = re.compile(r"(?:[^\s,()\[\]{}<>\"'`;]|;(?!\s|[A-Za-z_][A-Za-z0-9_ .\-]{0,40}=|\Z))+")
+# A closing bracket belongs to a word only inside it (``p(ss)word``): at a word's end it closes
+# what the assignment stood in (``f(token=abc)``).
+_PLAIN_WORD = re.compile(
+    r"(?:[^\s,)\]{}<>\"'`;]|[)\]](?=[^\s,;)\]}<>\"'`])"
+    r"|;(?!\s|[A-Za-z_][A-Za-z0-9_ .\-]{0,40}=|\Z))+"
+)
 _WORD_GAP = re.compile(r"[ \t]+")
 _NOT_SECRET_VALUE = re.compile(
     # A scheme alone: its credential was redacted by _SCHEME_TOKENS ("Bearer [redacted]").
@@ -383,10 +388,27 @@ def _next_assignment(text: str, pos: int) -> re.Match[str] | None:
     return None
 
 
+# A call or subscript of a (dotted) name whose bracket closes before another opens, and what
+# may follow it in code: ``getpass()``, ``os.environ["X"]``, ``cfg.get("k").strip()``. Bounded,
+# and the bracket's body stops at the next bracket: each scan reads up to the next one, so the
+# scans from the words of a line read each character at most twice.
+_CODE = re.compile(
+    r"[A-Za-z_][A-Za-z0-9_]{0,80}(?:\.[A-Za-z_][A-Za-z0-9_]{0,80}){0,8}[ \t]{0,4}"
+    rf"(?:\([^()\[\]{_BREAKS}]{{0,200}}\)|\[[^()\[\]{_BREAKS}]{{0,200}}\])"
+    rf"(?=[ \t.;#,)\]}}(\[:{_BREAKS}]|\Z)"
+)
+
+
+def _is_code(text: str, start: int) -> bool:
+    """Whether the unquoted value at ``start`` is code, not a secret: a call or subscript
+    (``getpass()``, ``os.environ["X"]``). ``s3cr(et`` and ``p(ss)word`` are passwords."""
+    return _CODE.match(text, start) is not None
+
+
 def _plain_value_end(text: str, start: int) -> int:
-    """Where an unquoted value from ``start`` ends: its words, each read once. A word followed
-    by "(" or "[" is code, not the value's (``token = x or fetch(url)`` keeps ``fetch(url)``),
-    and so is a comment."""
+    """Where an unquoted value from ``start`` ends: its words, each read once. A word that is
+    code (:func:`_is_code`) is not the value's (``token = x or fetch(url)`` keeps
+    ``fetch(url)``), and neither is a comment."""
     end = _run_end(_PLAIN_WORD, text, start)
     if end == start:
         return start
@@ -394,7 +416,7 @@ def _plain_value_end(text: str, start: int) -> int:
         word_end = _run_end(_PLAIN_WORD, text, gap.end())
         if word_end == gap.end() or text[gap.end()] == "#":
             break
-        if word_end < len(text) and text[word_end] in "([":
+        if _is_code(text, gap.end()):
             break
         end = word_end
     return end
@@ -423,8 +445,8 @@ def _assignments(text: str) -> str:
             continue  # a structure: its own names are found inside it
         else:
             value_end = _plain_value_end(text, start)
-            if value_end < len(text) and text[value_end] in "([":
-                continue  # code: a call or subscript (getpass(), os.environ[...]) is no secret
+            if _is_code(text, start):
+                continue  # a call or subscript (getpass(), os.environ[...]) is no secret
         pos = value_end
         value = text[start:value_end]
         scheme = _SCHEME_PREFIX.match(value)

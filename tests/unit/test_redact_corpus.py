@@ -50,6 +50,8 @@ MUST_REDACT: list[tuple[str, str, str]] = [
     ("glued-digit", f"7{ANT}", ANT[7:]),
     ("glued-github", "abc" + "ghp_" + "Z9y8" * 9, "Z9y8" * 9),
     ("jwt-wrapped", f"{JWT[:30]}\n{JWT[30:60]}\n{JWT[60:]}", JWT[60:]),
+    ("paren-unclosed", f"DB_PASSWORD=s3cr(et{PW}", PW),
+    ("paren-inside", f"PASSWORD=p(ss)w{PW}", PW),
     ("url-bare-token", "https://" + "ab12CD34ef56GH78ij90KL12" + "@github.com/o/r.git", "ab12CD34"),
 ]
 
@@ -58,6 +60,8 @@ LEAVE_ALONE: list[tuple[str, str]] = [
     ("getpass", "password = getpass()"),
     ("getpass-module", "password = getpass.getpass('Password: ')"),
     ("environ", 'token = os.environ["GITHUB_TOKEN"]'),
+    ("call-chain", 'api_key = config.get("key").strip()'),
+    ("call-args", "secret = load_secret(name, default=None)"),
     ("pass-statement", "def f():\n    pass\n"),
     ("pass-in-if", "if ok:\n    pass\nelse:\n    x = 1"),
     ("ssh-port", "ssh -p 2222 me@host"),
