@@ -52,6 +52,7 @@ ADVERSARIAL = {
     "commands": "mysql -p sshpass ",
     "url-token": "a://" + "b" * 20,
     "telegram": "1234567890:AA",
+    "pem-one-line": "-----BEGIN A-----" + "1" * 64 + "!",
     "code-words": "token = x a( ",
     "calls": "password=os.environ.get(",
     "escapes-more": "%0Ask-\\U0001f511",

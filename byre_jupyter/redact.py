@@ -132,7 +132,7 @@ def _in_place(span: str) -> str:
 # is neither (a line of code between two ``# -----BEGIN/END ... KEY-----`` comments) is not a
 # key, and stays visible: a reader of the record sees the code that ran.
 _PEM_EDGE = re.compile(r"-----(?:BEGIN|END) [A-Z0-9 ]{0,40}-----")
-_KEY_LINE = re.compile(r"[ \t]*[A-Za-z0-9+/]+={0,2}[ \t]*")
+_KEY_LINE = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 _KEY_RUN = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{16,}={0,2}")
 # A header line inside an encrypted PEM block ("Proc-Type: 4,ENCRYPTED"): its values are no key.
 _PEM_HEADER = re.compile(r"[ \t]*[A-Za-z-]{1,20}:[^\n]*")
@@ -146,12 +146,19 @@ def _key_run(m: re.Match[str]) -> str:
     return REDACTED
 
 
+def _key_material(line: str) -> bool:
+    """A line of base64 is key material when it is 16 characters or more, or a shorter last
+    line with a digit, "+", "/" or padding in it; a bare word (``    break`` in a loop) is code,
+    and stays."""
+    return len(line) >= 16 or any(c in "0123456789+/=" for c in line)
+
+
 def _pem_piece(piece: str) -> str:
     """A piece of one line of a PEM block, between its BEGIN/END markers."""
     if not piece.strip():
         return piece
-    if _KEY_LINE.fullmatch(piece):
-        stripped = piece.strip()
+    stripped = piece.strip(" \t")
+    if _KEY_LINE.fullmatch(stripped) and _key_material(stripped):
         return piece.replace(stripped, REDACTED, 1)
     if _PEM_HEADER.fullmatch(piece):
         return piece

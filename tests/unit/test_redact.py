@@ -357,3 +357,8 @@ def test_a_pem_block_in_a_json_string_loses_its_key() -> None:
 )
 def test_an_assignment_loses_its_value_and_nothing_after_it(text: str, expected: str) -> None:
     assert redact_text(text) == expected
+
+
+def test_a_bare_word_between_pem_markers_is_code_and_stays() -> None:
+    text = "for x in items:\n# -----BEGIN PRIVATE KEY-----\n    break\n# -----END PRIVATE KEY-----"
+    assert redact_text(text) == text
