@@ -519,8 +519,8 @@ def redact_text(text: str, known: Iterable[str] = ()) -> str:
 
 
 def secret_values(environ: Mapping[str, str]) -> frozenset[str]:
-    """The values of secret-named variables in ``environ`` (8 characters or more), to pass to
-    :func:`redact_text` as ``known``: catches keys whose shape no pattern knows."""
+    """The values of secret-named variables in ``environ`` (8 characters or more): catches keys
+    whose shape no pattern knows. Callers build a :class:`Secrets` (``Secrets.of``), not this."""
     return frozenset(v for k, v in environ.items() if len(v) >= 8 and is_secret_name(k))
 
 
