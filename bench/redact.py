@@ -44,6 +44,18 @@ ADVERSARIAL = {
     "escapes": "\\nsk-\\neyJ",
     "quotes": "token='\\'",
     "connection": "Pwd=;",
+    "jwt-wrapped": "a.eyJ\n",
+    "jwt-wrapped-runs": "eyJa\n",
+    "pem-lines": "-----BEGIN A-----\nA+/\\n" + "x" * 20 + "\n",
+    "words": "password = a ",
+    "user-option": "-u a:",
+    "commands": "mysql -p sshpass ",
+    "url-token": "a://" + "b" * 20,
+    "telegram": "1234567890:AA",
+    "pem-one-line": "-----BEGIN A-----" + "1" * 64 + "!",
+    "code-words": "token = x a( ",
+    "calls": "password=os.environ.get(",
+    "escapes-more": "%0Ask-\\U0001f511",
 }
 
 _KEY = "sk-ant-api03-" + "Bench" * 16

@@ -9,9 +9,7 @@ CLI echoes must not land in a notebook. Pure module: importable from the protoco
 
 from __future__ import annotations
 
-import os
-
-from .redact import redact_text, secret_values
+from .redact import Secrets, redact_text
 from .version import CLI_INSTALL
 
 __all__ = [
@@ -36,10 +34,10 @@ class ByreWarning(UserWarning):
     """Best-effort work failed (a transcript, the resume index); what the user asked for went on."""
 
 
-def _redacted(text: str) -> str:
-    """``text`` from the CLI with credential-shaped strings and the values of the
-    environment's secret-named variables replaced."""
-    return redact_text(text, secret_values(os.environ))
+def _redacted(text: str, secrets: Secrets | None = None) -> str:
+    """``text`` from the CLI with credential-shaped strings and the ``secrets`` (by default
+    this process's environment's) replaced."""
+    return redact_text(text, Secrets.of_process() if secrets is None else secrets)
 
 
 class CLINotFoundError(ByreError):
@@ -63,11 +61,18 @@ class CLIConnectionError(ByreError):
 class CLIProcessError(CLIConnectionError):
     """The CLI process exited while we still needed it."""
 
-    def __init__(self, message: str, exit_code: int | None, stderr_tail: str) -> None:
+    def __init__(
+        self,
+        message: str,
+        exit_code: int | None,
+        stderr_tail: str,
+        secrets: Secrets | None = None,
+    ) -> None:
+        """``secrets``: those of the environment the CLI ran in (``Claude.env`` included)."""
         self.exit_code = exit_code
         # Stored redacted: the raw tail is shown nowhere, so nothing needs to keep it.
-        self.stderr_tail = _redacted(stderr_tail)
-        detail = f"{_redacted(message)} (exit code {exit_code})"
+        self.stderr_tail = _redacted(stderr_tail, secrets)
+        detail = f"{_redacted(message, secrets)} (exit code {exit_code})"
         if self.stderr_tail.strip():
             detail += f"\n--- claude stderr (tail) ---\n{self.stderr_tail.rstrip()}"
         super().__init__(detail)

@@ -188,6 +188,7 @@ class Approvals:
                 asking_cell=lambda: self._turn_cell(name),
                 edit_policy=lambda: self._edit_policy(name),
                 provenance=lambda: self._provenance(name),
+                environment=lambda: self.config.env,
             )
         )
         return server

@@ -24,7 +24,7 @@ from typing import Any
 from IPython.core.interactiveshell import InteractiveShell
 
 from ..errors import ByreError
-from ..redact import secret_values
+from ..redact import Secrets
 from ..session import Session, TurnResult
 from ..session.index import NOTEBOOK_ENV, ResumeIndex, resume_keys
 from ..tools import PythonRunner
@@ -320,7 +320,7 @@ class ClaudeExtension:
             raise portable.PortableError(f"the CLI's session file for {session_id} is not found")
         max_bytes = self.config.portable_max_kb * 1024
         places = portable.machine_places(self.cwd(), env)
-        return portable.pack(path, session_id, max_bytes, secret_values(env), places)
+        return portable.pack(path, session_id, max_bytes, Secrets.of(env), places)
 
     def resume_from(self, notebook: str, name: str) -> tuple[Session, portable.Restored]:
         """Continue the conversation a notebook carries (its newest portable record for
@@ -412,9 +412,9 @@ class ClaudeExtension:
         """The running cell's id, from its execute_request (read in the cell's own context)."""
         return current_cell_id(self.shell)
 
-    def secrets(self) -> set[str]:
+    def secrets(self) -> Secrets:
         """What the kernel knows to be secret, and what the CLI was given (Claude.env)."""
-        return known_secrets_of(self.shell) | secret_values(self.config.env)
+        return known_secrets_of(self.shell, self.config.env)
 
     def namespace(self) -> dict[str, Any]:
         """The user's namespace (a turn's ``-o NAME`` lands here)."""

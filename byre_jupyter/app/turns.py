@@ -32,6 +32,7 @@ from typing import Any, Protocol
 
 from ..errors import ByreError
 from ..protocol import Image, InitMessage, ResultMessage, model_label, model_option
+from ..redact import Secrets
 from ..session import Allow, Decision, Deny, PermissionRequest, Session, Turn, TurnResult
 from ..ui import TurnView
 from ..ui.cards import Card
@@ -128,7 +129,7 @@ class TurnHost(Protocol):
         """The id of the cell running now (None: the frontend sends none)."""
         ...
 
-    def secrets(self) -> set[str]:
+    def secrets(self) -> Secrets:
         """The exact values to redact from the turn's tool data."""
         ...
 

@@ -47,6 +47,7 @@ from ..protocol import (
     user_message,
 )
 from ..protocol.cli_errors import CliErrorKind, classify
+from ..redact import Secrets
 from ..transport import LaunchSpec, Transport
 from ..transport.launch import asks_over_stdio, bypass_allowed, bypass_refusal
 from .accounting import CostMeter, Ledger
@@ -158,7 +159,7 @@ class Session:
         self._closed = False
         self._hook_ids: dict[str, HookCallback] = {}
         self._transcript = (
-            TranscriptWriter(options.transcript, {**os.environ, **options.env})
+            TranscriptWriter(options.transcript, Secrets.of_process(options.env))
             if options.transcript
             else None
         )
@@ -328,7 +329,10 @@ class Session:
             await self._teardown(kill=True)
             code = transport.returncode
             raise CLIProcessError(
-                f"the CLI did not initialize: {e}", code, transport.stderr_tail
+                f"the CLI did not initialize: {e}",
+                code,
+                transport.stderr_tail,
+                Secrets.of_process(self.options.env),
             ) from e
         except asyncio.CancelledError:
             # ■ (or Stop) while the CLI starts: a process that never answered initialize must
@@ -783,7 +787,10 @@ class Session:
             self._transport = None
             await transport.kill()  # reap whatever is left of the group
         error = CLIProcessError(
-            "the Claude CLI exited during the turn", transport.returncode, transport.stderr_tail
+            "the Claude CLI exited during the turn",
+            transport.returncode,
+            transport.stderr_tail,
+            Secrets.of_process(self.options.env),
         )
         for turn in turns:
             if turn is not None and not turn.done():

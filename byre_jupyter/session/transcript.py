@@ -21,19 +21,17 @@ from collections.abc import Mapping
 from typing import IO, Any
 
 from ..errors import ByreWarning
-from ..redact import redact_json, secret_values
+from ..redact import Secrets, redact_json
 from .storage import make_private_dirs, open_private
 
 __all__ = ["TranscriptWriter"]
 
 
 class TranscriptWriter:
-    def __init__(
-        self, path: str | os.PathLike[str], environ: Mapping[str, str] | None = None
-    ) -> None:
-        """``environ``: whose secret-named values to redact (default: this process's)."""
+    def __init__(self, path: str | os.PathLike[str], secrets: Secrets | None = None) -> None:
+        """``secrets``: the values to redact (default: this process's environment's)."""
         self.path = os.fspath(path)
-        self._secrets: set[str] = set(secret_values(os.environ if environ is None else environ))
+        self._secrets = Secrets.of_process() if secrets is None else secrets
         self._file: IO[str] | None = None
         try:
             make_private_dirs(os.path.dirname(os.path.abspath(self.path)))
@@ -49,7 +47,7 @@ class TranscriptWriter:
 
     def redact(self, secret: str | None) -> None:
         if secret:
-            self._secrets.add(secret)
+            self._secrets |= {secret}
 
     def write(self, direction: str, message: Mapping[str, Any]) -> None:
         """Append one line. Never raises for the file's sake: see the module docstring."""

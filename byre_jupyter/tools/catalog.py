@@ -17,11 +17,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
-from ..redact import redact_text, secret_values
+from ..redact import Secrets, redact_text
 from ..session.mcp import McpTool, ToolResult
 from ..session.permissions import Deny
 from .bounded import DEFAULT_LIMITS, ToolLimits
@@ -117,6 +116,7 @@ def kernel_tools(
     asking_cell: Callable[[], str | None] = lambda: None,
     edit_policy: Callable[[], str] = lambda: "ask",
     provenance: Callable[[], Mapping[str, Any]] = dict,
+    environment: Callable[[], Mapping[str, str]] = dict,
 ) -> list[McpTool]:
     """The six kernel tools for ``shell`` (an ``InteractiveShell``), ready for ``McpServer``.
 
@@ -128,10 +128,16 @@ def kernel_tools(
     ``edit_notebook`` follows ``edit_policy`` (from the session's permission mode) and marks
     the cells it touches with ``provenance()`` (``{"conversation", "turn"}``).
 
+    ``environment()`` is what the CLI is given over this process's environment (``Claude.env``):
+    its secret values are redacted from every result as the view redacts them.
+
     ``runner`` lets the caller keep the :class:`PythonRunner` (to call ``interrupt()`` from a Stop
     button or the kernel's interrupt); by default one is made here with ``limits``.
     """
     python_runner = runner if runner is not None else PythonRunner(shell, limits=limits)
+
+    def secrets() -> Secrets:
+        return known_secrets_of(shell, environment())
 
     async def python(args: Mapping[str, Any]) -> ToolResult:
         code = args.get("code")
@@ -143,16 +149,16 @@ def kernel_tools(
         try:
             run = await python_runner.run(code, approved_by=decision.approved_by)
         except PythonRunCancelled as cancelled:
-            _report(on_python_run, redact_run(cancelled.run, known_secrets_of(shell)))
+            _report(on_python_run, redact_run(cancelled.run, secrets()))
             raise
-        known = known_secrets_of(shell)  # after the run: it may have made new ones
+        known = secrets()  # after the run: it may have made new ones
         run = redact_run(run, known)  # the card in the notebook is saved and shared too
         _report(on_python_run, run)
         return redact_result(run_result(run), known)
 
     async def run_cells_tool(args: Mapping[str, Any]) -> ToolResult:
         asking = asking_cell()  # before any await, as for the notebook tool
-        known = known_secrets_of(shell)
+        known = secrets()
 
         async def approve_cell(source: str) -> str | None:
             decision = await decide(PythonApproval(source), policy, approve)
@@ -169,7 +175,7 @@ def kernel_tools(
         )
         if isinstance(outcome, str):
             return ToolResult.text(outcome, is_error=True)
-        known = known_secrets_of(shell)  # after the runs: they may have made new ones
+        known = secrets()  # after the runs: they may have made new ones
         result = cells_result(outcome, lambda run: run_result(redact_run(run, known)), limits)
         return redact_result(result, known)
 
@@ -187,7 +193,7 @@ def kernel_tools(
             if asyncio.iscoroutine(result):
                 result = await result
             assert isinstance(result, ToolResult)
-            return redact_result(result, known_secrets_of(shell))
+            return redact_result(result, secrets())
 
         return call
 
@@ -249,13 +255,13 @@ def kernel_tools(
         if isinstance(planned, str):
             return ToolResult.text(planned, is_error=True)
         resolved, changes = planned
-        known = known_secrets_of(shell)
+        known = secrets()
         if not read.live or bridge is None:
             # A bridge that is there but did not answer: its notes say why.
             silent = read.notes if bridge is not None and bridge.connected else ()
-            unapplied = await _without_bridge(resolved, changes, asking, known, silent)
+            unapplied = await _without_bridge(resolved, changes, asking, silent)
             return redact_result(unapplied, known)
-        decision = await decide(EditApproval(_review(changes, known)), edit_policy, approve)
+        decision = await decide(EditApproval(_review(changes)), edit_policy, approve)
         if isinstance(decision, Deny):
             return ToolResult.text(
                 decision.message or "The edits were not approved.", is_error=True
@@ -286,7 +292,6 @@ def kernel_tools(
         resolved: tuple[Edit, ...],
         changes: tuple[CellChange, ...],
         asking: str | None,
-        known: set[str],
         silent: tuple[str, ...],
     ) -> ToolResult:
         """No live model to edit: never the open file. VS Code takes one new cell below the
@@ -295,7 +300,7 @@ def kernel_tools(
         vscode = "__vsc_ipynb_file__" in shell.user_ns
         (first, *rest) = resolved
         if vscode and not rest and isinstance(first, Insert) and first.after == asking:
-            decision = await decide(EditApproval(_review(changes, known)), edit_policy, approve)
+            decision = await decide(EditApproval(_review(changes)), edit_policy, approve)
             if isinstance(decision, Deny):
                 return ToolResult.text(
                     decision.message or "The edit was not approved.", is_error=True
@@ -418,14 +423,12 @@ def _error(text: str) -> ToolResult:
     return ToolResult.text(text, is_error=True)
 
 
-def _review(changes: tuple[CellChange, ...], known: Iterable[str]) -> dict[str, Any]:
-    """The card's input: the cells' texts redacted like every tool's text, shown to the user
-    and saved with the notebook (docs/security.md)."""
-    review = review_input(changes)
-    for cell in review["cells"]:
-        cell["before"] = redact_text(cell["before"], known)
-        cell["after"] = redact_text(cell["after"], known)
-    return review
+def _review(changes: tuple[CellChange, ...]) -> dict[str, Any]:
+    """The card's input: the cells' texts whole and unredacted, as every other approval card
+    shows what it asks about. What the user approves is what runs (a redacted review
+    once hid two lines of code that Allow once inserted); the card is not saved with the
+    notebook, only its decision's summary is (docs/security.md)."""
+    return review_input(changes)
 
 
 def _applied_text(changes: tuple[CellChange, ...]) -> str:
@@ -452,13 +455,14 @@ def _report(on_python_run: Callable[[PythonRun], None] | None, run: PythonRun) -
         log.exception("byre: on_python_run failed")
 
 
-def known_secrets_of(shell: Any) -> set[str]:
-    """Exact secret values to redact wherever they appear: secret-named environment variables,
-    the user's secret-named variables, dict entries and attributes, the kernel's signing key."""
-    known = {*secret_values(os.environ), *known_secrets(shell.user_ns, shell.user_ns_hidden)}
+def known_secrets_of(shell: Any, env: Mapping[str, str] | None = None) -> Secrets:
+    """Exact secret values to redact wherever they appear: secret-named variables of the
+    environment with ``env`` (``Claude.env``) over it, the user's secret-named variables, dict
+    entries and attributes, the kernel's signing key."""
+    known = Secrets.of_process(env) | known_secrets(shell.user_ns, shell.user_ns_hidden)
     signing_key = getattr(getattr(getattr(shell, "kernel", None), "session", None), "key", None)
     if isinstance(signing_key, bytes) and signing_key:  # ipykernel's shell; its HMAC key
-        known.add(signing_key.decode("ascii", "replace"))
+        known |= {signing_key.decode("ascii", "replace")}
     return known
 
 

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..redact import redact_json
 from ..session.mcp import ToolResult
 from .bounded import ToolLimits, clip, fit_budget
 from .capture import Output
@@ -225,7 +226,9 @@ class _CellOutputs:
 
 
 def _bundle(data: Mapping[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:
-    """A display's data as nbformat keeps it: images base64, text redacted, JSON kept."""
+    """A display's data as nbformat keeps it: images base64, and every text redacted as all
+    output run_cells puts in a cell is: SVG (an image written as text) and HTML, Markdown,
+    plain text; JSON's strings, its structure kept."""
     out: dict[str, Any] = {}
     for mime, value in data.items():
         if not isinstance(mime, str):
@@ -233,9 +236,11 @@ def _bundle(data: Mapping[str, Any], redact: Callable[[str], str]) -> dict[str, 
         if isinstance(value, (bytes, bytearray, memoryview)):
             out[mime] = base64.b64encode(bytes(value)).decode("ascii")
         elif isinstance(value, str):
-            out[mime] = value if mime.startswith("image/") else redact(value)
+            # A base64 image's text is pixels; an SVG's is text that a reader sees.
+            binary = mime.startswith("image/") and not mime.startswith("image/svg")
+            out[mime] = value if binary else redact(value)
         elif mime.endswith("json") and isinstance(value, (dict, list)):
-            out[mime] = value  # a widget's model id, application/json: JSON already
+            out[mime] = redact_json(value, redact=redact)  # a widget's model id, JSON data
     return out
 
 

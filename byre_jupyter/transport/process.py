@@ -30,6 +30,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 
 from ..errors import CLIConnectionError, CLIProcessError, LineTooLongError
 from ..protocol.framing import DEFAULT_MAX_LINE_BYTES
+from ..redact import Secrets
 from .base import line_batches
 from .launch import LaunchSpec, build_argv, build_env, find_cli, make_cli_folders_private
 
@@ -242,7 +243,8 @@ class SubprocessTransport:
                 yield item
 
     def _dead_error(self, message: str) -> CLIProcessError:
-        return CLIProcessError(message, self.returncode, self.stderr_tail)
+        secrets = None if self.env is None else Secrets.of(self.env)  # what the CLI was given
+        return CLIProcessError(message, self.returncode, self.stderr_tail, secrets)
 
     async def wait(self) -> int:
         assert self._proc is not None

@@ -129,6 +129,8 @@ class ToolCardView(BlockView):
     name: str
     tool_use_id: str
     input: Mapping[str, Any] = field(default_factory=dict)
+    #: How many values of ``input`` were replaced by ``[redacted]`` (the card says so).
+    redacted: int = 0
     summary: str = ""
     diff: str | None = None
     result_text: str | None = None

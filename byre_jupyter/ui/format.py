@@ -14,6 +14,7 @@ from byre_jupyter.ui.toolinfo import input_lines, tool_info
 from byre_jupyter.ui.viewmodel import TurnView
 
 __all__ = [
+    "card_input_note",
     "card_input_text",
     "card_result_text",
     "card_title",
@@ -132,6 +133,16 @@ def card_input_text(card: ToolCardView) -> str:
     if card.awaiting_approval:
         return ""
     return reveal(_card_input(card))
+
+
+def card_input_note(card: ToolCardView) -> str:
+    """What the card says when its saved input is not all of what ran: redaction replaced
+    values in it (in place, never a line: byre_jupyter/redact.py), and a reader should know."""
+    if not card.redacted or card.awaiting_approval:
+        return ""
+    if card.redacted == 1:
+        return "1 value in this input was redacted."
+    return f"{card.redacted} values in this input were redacted."
 
 
 def _card_input(card: ToolCardView) -> str:

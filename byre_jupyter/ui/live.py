@@ -40,6 +40,7 @@ from byre_jupyter.protocol import EFFORT_LEVELS, PERMISSION_MODES, PermissionMod
 from byre_jupyter.ui.coalesce import Coalescer, LoopLike, TimerLike
 from byre_jupyter.ui.comms import StatusKeeper, UpdateAcknowledger
 from byre_jupyter.ui.format import (
+    card_input_note,
     card_input_text,
     card_result_text,
     card_title,
@@ -358,6 +359,8 @@ def _(block: ToolCardView) -> Piece:
     shown = card_input_text(block)
     if shown:
         before.append(f'<pre style="{_PRE}">{escape_text(truncate(shown))}</pre>')
+    if note := card_input_note(block):
+        before.append(f'<div style="opacity:0.7">{escape_text(note)}</div>')
     if block.task_note:
         before.append(f'<div style="opacity:0.7">{escape_text(block.task_note)}</div>')
     after = ""

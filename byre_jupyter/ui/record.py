@@ -32,6 +32,7 @@ from typing import Any
 import nh3
 
 from byre_jupyter.ui.format import (
+    card_input_note,
     card_input_text,
     card_result_text,
     card_title,
@@ -190,6 +191,8 @@ def _html_card(card: ToolCardView, numbers: dict[str, int]) -> str:
     shown_input = card_input_text(card)
     if shown_input:
         body.append(_pre(shown_input))
+    if note := card_input_note(card):
+        body.append(f'<div style="{_STYLES["dim"]}">{escape_text(note)}</div>')
     children = _html_blocks(card.children, numbers)
     if children:
         body.append(f'<div style="{_STYLES["nest"]}">{"".join(children)}</div>')
@@ -350,6 +353,8 @@ def _md_card(card: ToolCardView, numbers: dict[str, int], prose: Prose) -> str:
     if shown_input:
         info = "diff" if card.diff else ("bash" if card.name == "Bash" else "")
         parts.append(code_fence(truncate(shown_input), info))
+    if note := card_input_note(card):
+        parts.append(f"*{inert_line(note)}*")
     children = _md_blocks(card.children, numbers, prose)
     if children:
         nested = "\n\n".join(children)

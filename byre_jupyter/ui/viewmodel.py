@@ -61,7 +61,7 @@ from byre_jupyter.protocol.messages import (
     UserMessage,
     without_image_notes,
 )
-from byre_jupyter.redact import redact_json, redact_text, secret_values
+from byre_jupyter.redact import Secrets, redact_json, redact_text, redactions
 from byre_jupyter.session.turn import TurnResult
 from byre_jupyter.ui.blocks import (
     BlockView,
@@ -186,7 +186,7 @@ class TurnView:
         self.session_name = session_name
         #: Set while this answer is stale: its record shows the mark (``ui/record.py``).
         self.stale: StaleMark | None = None
-        self._secrets = secrets or (lambda: secret_values(os.environ))
+        self._secrets = secrets or Secrets.of_process
         self.image_budget = image_budget
         self.prompt = prompt
         self.clock = clock
@@ -563,6 +563,7 @@ class TurnView:
         elif isinstance(view, ToolCardView) and isinstance(block, ToolUseBlock):
             view.name = block.name or view.name
             view.input = redact_json(block.input, self._secrets())
+            view.redacted = redactions(block.input, view.input)
             view.summary = summarize_tool_input(view.name, view.input)
             view.diff = tool_diff(view.name, view.input)
             if self._parents.get(view.id) is None:

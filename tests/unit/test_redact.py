@@ -246,3 +246,119 @@ def test_megabytes_of_adversarial_input_are_redacted(kind: str) -> None:
     text = unit * (3 * 2**20 // len(unit))
     out = redact_text(text, known={"a-known-value"})
     assert len(out) <= len(text) + len(REDACTED) * (len(text) // 6 + 1)
+
+
+# -- in place: redaction never removes a line or a line break -----------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_BREAKS = ["\n", "\r\n", "\r", "\x0b", "\x0c", "\x1c", "\x85", "\u2028"]
+# Pieces that start, continue or end every kind of redaction, to be shuffled with line breaks.
+_PIECES = [
+    *SECRETS.values(),
+    "-----BEGIN PRIVATE KEY-----",
+    "-----END PRIVATE KEY-----",
+    "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
+    "token = ",
+    "password: ",
+    "PGPASSWORD=",
+    "secret='",
+    '"api_key": "',
+    "\\",
+    "Bearer ",
+    "https://user:",
+    "@host",
+    "eyJhbGciOiJIUzI1NiJ9",
+    ".",
+    "mysql -p",
+    "sshpass -p ",
+    "curl -u a:",
+    "Pwd=x;",
+    "ab cd",
+    "known-secret-value",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.sampled_from(_PIECES) | st.sampled_from(_BREAKS) | st.text(max_size=8), max_size=30)
+)
+def test_redaction_keeps_every_line_and_line_break(parts: list[str]) -> None:
+    text = "".join(parts)
+    known = {"known-secret-value", "multi\nline-known-secret"}
+    out = redact_text(text, known)
+    assert len(out.splitlines()) == len(text.splitlines())
+    for brk in ("\n", "\r", "\u2028", "\x85"):
+        assert out.count(brk) == text.count(brk)
+
+
+@given(st.text())
+def test_any_text_keeps_its_lines(text: str) -> None:
+    assert len(redact_text(text).splitlines()) == len(text.splitlines())
+
+
+def test_a_known_value_over_lines_keeps_its_line_breaks() -> None:
+    out = redact_text(
+        "a\nfirst-line-of-it\nsecond-line-of-it\nz", {"first-line-of-it\nsecond-line-of-it"}
+    )
+    assert out == f"a\n{REDACTED}\n{REDACTED}\nz"
+
+
+CODE_IN_PEM = (
+    "x = 1\n"
+    "# -----BEGIN PRIVATE KEY-----\n"
+    "import urllib.request\n"
+    'urllib.request.urlopen("http://127.0.0.1:9/count")\n'
+    "# -----END PRIVATE KEY-----\n"
+    "print(x)"
+)
+
+
+def test_code_between_pem_markers_stays_visible() -> None:
+    # The trick: a network call between two comments that look like a PEM block.
+    assert redact_text(CODE_IN_PEM) == CODE_IN_PEM
+
+
+def test_a_pem_block_keeps_its_lines_and_markers_and_loses_its_key() -> None:
+    body = ["MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" + "Ab9+" * 8, "Zm9vYmFy" * 8, "QUJD=="]
+    pem = "-----BEGIN PRIVATE KEY-----\n" + "\n".join(body) + "\n-----END PRIVATE KEY-----"
+    out = redact_text(f"key = '''\n{pem}\n'''\nprint(1)")
+    lines = out.splitlines()
+    assert lines == [
+        "key = '''",
+        "-----BEGIN PRIVATE KEY-----",
+        REDACTED,
+        REDACTED,
+        REDACTED,
+        "-----END PRIVATE KEY-----",
+        "'''",
+        "print(1)",
+    ]
+
+
+def test_a_pem_block_in_a_json_string_loses_its_key() -> None:
+    body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" + "Ab9+" * 8
+    text = (
+        f'{{"k": "-----BEGIN PRIVATE KEY-----\\n{body}\\n{body}\\n-----END PRIVATE KEY-----\\n"}}'
+    )
+    out = redact_text(text)
+    assert body not in out and body[1:] not in out
+    assert "-----BEGIN PRIVATE KEY-----\\n" in out and "\\n-----END PRIVATE KEY-----" in out
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("token = abc123; urlopen('http://h/x')", f"token = {REDACTED}; urlopen('http://h/x')"),
+        ("token = abc123 or fetch(url)", f"token = {REDACTED} fetch(url)"),
+        ("password = hunter2xy  # the old one", f"password = {REDACTED}  # the old one"),
+        ("api_key: abc123\nrequests.get(u)", f"api_key: {REDACTED}\nrequests.get(u)"),
+    ],
+)
+def test_an_assignment_loses_its_value_and_nothing_after_it(text: str, expected: str) -> None:
+    assert redact_text(text) == expected
+
+
+def test_a_bare_word_between_pem_markers_is_code_and_stays() -> None:
+    text = "for x in items:\n# -----BEGIN PRIVATE KEY-----\n    break\n# -----END PRIVATE KEY-----"
+    assert redact_text(text) == text

@@ -16,6 +16,7 @@ from support import wire as fx
 from support.screen import Screen
 
 from byre_jupyter.app.portable import pack
+from byre_jupyter.redact import Secrets
 from byre_jupyter.session.transcript import TranscriptWriter
 from byre_jupyter.ui.coalesce import LoopLike
 from byre_jupyter.ui.live import LiveView
@@ -137,7 +138,7 @@ def test_known_values_default_to_the_environments_secrets(monkeypatch: Any) -> N
 
 def test_the_transcript_holds_no_secret(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
-    writer = TranscriptWriter(path, environ={"MY_SERVICE_TOKEN": KNOWN})
+    writer = TranscriptWriter(path, Secrets.of({"MY_SERVICE_TOKEN": KNOWN}))
     for wire in turn():
         writer.write("recv", wire)
     writer.close()
@@ -156,3 +157,49 @@ def test_the_portable_record_holds_no_secret(tmp_path: Path) -> None:
     text = gzip.decompress(base64.b64decode(record["data"])).decode()
     assert "cat .env" in text
     assert_clean(text, "the portable record")
+
+
+# A reader of the shared notebook sees the code that ran. The PEM-comment trick once
+# hid the network call from the saved card of a python (and a Bash) call.
+HIDDEN_CALL = (
+    "# -----BEGIN PRIVATE KEY-----\n"
+    "import urllib.request\n"
+    'urllib.request.urlopen("http://127.0.0.1:9/count")\n'
+    "# -----END PRIVATE KEY-----\n"
+    f"key = '{ANT}'; print(len(key))\n"
+    f"DB_PASSWORD = '{DB_PASSWORD}'"
+)
+
+
+def hidden_call_view() -> TurnView:
+    b = fx.Builder("hid")
+    wires = [
+        b.init(),
+        b.message_start("msg_hid_1"),
+        *b.streamed_tool("msg_hid_1", 0, "t_py", "mcp__byre__python", {"code": HIDDEN_CALL}),
+        *b.streamed_tool("msg_hid_1", 1, "t_sh", "Bash", {"command": "ls"}),
+        b.message_stop("msg_hid_1"),
+        b.tool_result("t_py", "[stdout]\n99"),
+        b.tool_result("t_sh", "a.txt"),
+        *b.final_answer("msg_hid_2", "Done."),
+        b.result("Done.", num_turns=2),
+    ]
+    view = TurnView("s", "run it", secrets=lambda: set())
+    for msg in fx.parse_all(wires):
+        view.apply(msg)
+    view.finish()
+    return view
+
+
+def test_the_saved_card_shows_every_line_of_the_code_and_says_what_it_hid() -> None:
+    view = hidden_call_view()
+    outputs = json.dumps(static_outputs(view))
+    live = repr(list(view.walk()))
+    assert ANT not in outputs and DB_PASSWORD not in outputs and ANT not in live
+    for line in HIDDEN_CALL.splitlines()[:4]:  # the hidden lines, whole
+        assert json.dumps(line)[1:-1] in outputs, line
+    assert "print(len(key))" in outputs  # the rest of the line after the secret
+    assert "2 values in this input were redacted" in outputs
+    ls = view.card("t_sh")
+    assert ls is not None and ls.redacted == 0  # nothing hidden: no note
+    assert outputs.count("in this input were redacted") == 2  # html and markdown, once each

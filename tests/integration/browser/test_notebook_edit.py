@@ -4,6 +4,8 @@ appears below the asking cell with the given source and id; a replace whose ``ol
 has since typed over is refused and the user's text stays; a replace and a delete apply; Lab's
 undo restores the changed cell; the saved notebook holds the edits and their provenance;
 ``mcp__byre__run_cells`` on the cell Claude inserted shows its output in that cell and returns it.
+The review card shows every line that *Allow once* inserts, code between two comments that look
+like a PEM block included, and nothing runs before the click.
 
 The time from the *Allow once* click to the new cell in the model is printed and written to
 tests/artifacts/ as a figure (never asserted)."""
@@ -17,6 +19,9 @@ from byre_jupyter.scripted import Reply, ScriptedAPI, Text, ToolUse
 from .conftest import BOTH_FRONTENDS
 from .harness import ARTIFACTS, LabPage
 from .test_approvals import ALLOW, open_notebook, tool_result_for, wait_for_card
+from .test_no_remote_loads import Counter, counter
+
+__all__ = ["counter"]  # the counting server's fixture, used here
 
 pytestmark = pytest.mark.cli
 
@@ -162,3 +167,42 @@ def test_edits_are_reviewed_applied_refused_undone_and_saved(
     saved = lab.save()
     outputs = next(cell for cell in saved.cells if cell.id == NEW_ID).outputs
     assert any("RAN-INSERTED 84" in o.get("text", "") for o in outputs), outputs
+
+
+def hidden_call(base: str) -> str:
+    """Five lines: a network call between two comments that look like a PEM block, which the
+    redacted review once cut to three."""
+    return (
+        "# -----BEGIN PRIVATE KEY-----\n"
+        "import urllib.request\n"
+        f"urllib.request.urlopen('{base}/hidden-call').read()\n"
+        "# -----END PRIVATE KEY-----\n"
+        "print('RAN-HIDDEN')"
+    )
+
+
+def test_the_review_shows_every_line_it_inserts_and_nothing_runs_before_it(
+    lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str], counter: Counter
+) -> None:
+    open_notebook(lab, claude_env, "%%claude\nEDITHIDE: add a cell")
+    code = hidden_call(counter.base)
+    edit_turn(
+        api,
+        "EDITHIDE",
+        {"insert": {"after": None, "cell_type": "code", "source": code, "id": "hidden-1"}},
+    )
+    lab.run_cell(1, wait=False)
+    box = wait_for_card(lab, 1)
+    card = box.inner_text()
+    for line in code.split("\n"):
+        assert f"+{line}" in card, (line, card)
+    assert "+1,5" in card and "[redacted]" not in card, card
+    assert counter.paths == [] and lab.cell_count() == 2  # nothing ran, nothing inserted
+    box.locator(ALLOW).click()
+    assert lab.wait_for_cell(1, timeout=90)
+    assert source(lab, 2) == code  # what the card showed is what was inserted
+    assert counter.paths == []  # inserting runs nothing
+    # The user runs it: the call the card showed is the one that reaches the counter.
+    lab.run_cell(2, timeout=60)
+    counter.wait_for("/hidden-call", 20, "the inserted cell's request")
+    assert "RAN-HIDDEN" in lab.output_text(2)

@@ -32,6 +32,7 @@ from byre_jupyter.app.extension import ClaudeExtension
 from byre_jupyter.app.inputs import resolve_image
 from byre_jupyter.errors import CLIProcessError, ControlError
 from byre_jupyter.protocol import Image
+from byre_jupyter.redact import Secrets
 from byre_jupyter.session.transcript import TranscriptWriter
 from byre_jupyter.transport import LaunchSpec, build_env
 
@@ -274,7 +275,7 @@ def test_transcript_lines_are_redacted_and_stay_json(
 ) -> None:
     env_secret = "plain-looking-value-" + "9" * 12
     path = tmp_path / "t.jsonl"
-    writer = TranscriptWriter(path, {"MY_SERVICE_TOKEN": env_secret, "HOME": "/root"})
+    writer = TranscriptWriter(path, Secrets.of({"MY_SERVICE_TOKEN": env_secret, "HOME": "/root"}))
     writer.write(
         "recv",
         {"type": "control_response", "response": {"response": {
@@ -303,7 +304,7 @@ def test_transcript_keeps_image_payloads_verbatim(tmp_path: Path) -> None:
     """Base64 pixels are not text to redact (and scanning megabytes of them blocked the loop)."""
     data = base64.b64encode(os.urandom(600_000)).decode()
     path = tmp_path / "t.jsonl"
-    writer = TranscriptWriter(path, {})
+    writer = TranscriptWriter(path, Secrets())
     block = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}}
     writer.write("recv", {"type": "user", "content": [block, {"type": "text", "text": ANT_KEY}]})
     writer.close()

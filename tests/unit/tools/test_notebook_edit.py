@@ -6,7 +6,6 @@ and never written to the file without a bridge: VS Code's single insert, headles
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
@@ -270,7 +269,8 @@ async def test_an_approved_batch_goes_to_the_bridge_with_provenance(
     review = request.input["cells"]
     assert [c["cell"] for c in review] == ["p1", "a"]
     assert review[1]["before"] == "x = 1\nprint(x)"
-    assert SECRET not in json.dumps(review)  # the card is saved with the notebook: redacted
+    # The card shows what runs, whole: it is not saved (the decision's summary is, redacted).
+    assert review[1]["after"] == f"x = '{SECRET}'\nprint(x)"
     (sent,) = frontend.edits
     assert sent["provenance"] == {"conversation": "conv-1", "turn": 3}
     assert sent["edits"][0] == {
@@ -377,3 +377,35 @@ async def test_a_bridge_that_does_not_answer_the_read_applies_nothing_and_says_w
     assert result.is_error and "Not applied" in text and "did not answer" in text, text
     assert "no model" in text and "+plot(x)" in text
     assert [m["method"] for m in comm.sent] == ["read"]  # no edit was sent
+
+
+# Code between two comments that look like a PEM block. The review once showed three
+# of these five lines (the redactor swallowed the rest) while Allow once inserted all five.
+HIDDEN_CALL = (
+    "# -----BEGIN PRIVATE KEY-----\n"
+    "import urllib.request\n"
+    'urllib.request.urlopen("http://127.0.0.1:9/count")\n'
+    "# -----END PRIVATE KEY-----\n"
+    "token = 'abc123'; print(token)"
+)
+
+
+async def test_the_review_shows_every_line_that_will_be_inserted(
+    shell: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    frontend = EditingFrontend(CELLS, {"applied": ["h1"]})
+    monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
+    asked: list[ToolApproval] = []
+
+    def approve(request: ToolApproval) -> Allow:
+        asked.append(request)
+        return Allow()
+
+    insert = {"insert": {"after": None, "cell_type": "code", "source": HIDDEN_CALL, "id": "h1"}}
+    result = await call(edit_tool(shell, approve=approve), insert)
+    assert not result.is_error, text_of(result)
+    (request,) = asked
+    assert isinstance(request, EditApproval)
+    (cell,) = request.input["cells"]
+    (sent,) = frontend.edits
+    assert cell["after"] == sent["edits"][0]["insert"]["source"] == HIDDEN_CALL

@@ -159,6 +159,32 @@ async def test_credentials_are_redacted_in_the_cell_and_in_the_result(
     assert SECRET not in str(front.messages[1:])
 
 
+# Every kind of output run_cells puts in a cell passes the same redaction: SVG and
+# JSON went in as they were. JSON keeps its structure, its strings redacted.
+EVERY_KIND = f"""
+from IPython.display import HTML, JSON, SVG, Markdown, display
+display(SVG('<svg xmlns="http://www.w3.org/2000/svg"><text>{SECRET}</text></svg>'))
+display(JSON({{"nested": {{"note": "key {SECRET}", "n": 3}}, "items": ["{SECRET}"]}}))
+display(HTML('<b>{SECRET}</b>'))
+display(Markdown('*{SECRET}*'))
+"""
+
+
+async def test_every_output_kind_is_redacted_in_the_cell(
+    kit: Kit, frontend: Callable[..., Frontend]
+) -> None:
+    front = frontend(code("kinds", EVERY_KIND))
+    result = await kit.call("run_cells", cells=["kinds"])
+    assert not result.is_error, text_of(result)
+    outputs = front.outputs("kinds")
+    kinds = {mime for out in outputs for mime in out.get("data", {})}
+    assert {"image/svg+xml", "application/json", "text/html", "text/markdown"} <= kinds
+    assert SECRET not in str(front.messages[1:])
+    (shown,) = [out["data"]["application/json"] for out in outputs
+                if "application/json" in out.get("data", {})]  # fmt: skip
+    assert shown == {"nested": {"note": "key [redacted]", "n": 3}, "items": ["[redacted]"]}
+
+
 async def test_output_is_bounded_in_the_cell_and_in_the_result(
     make_kit: Callable[..., Kit], frontend: Callable[..., Frontend]
 ) -> None:
