@@ -257,9 +257,9 @@ class Approvals:
         cwd = _cwd(session)
         # A credential file is asked for at every call (docs/security.md): the hook's "ask"
         # would mean nothing if an allowance given for another file of the tool answered it.
-        standing = (
-            [] if credential_paths(tool_name, tool_input) else self._always.get(conversation, [])
-        )
+        # Paths resolve in the CLI's folder, as the hook resolves them (a link to .env is one).
+        asks_always = bool(credential_paths(tool_name, tool_input, cwd))
+        standing = [] if asks_always else self._always.get(conversation, [])
         for allowance in standing:
             if allowance.covers(tool_name, tool_input, cwd):
                 rule = allowance_text(allowance, _RULE_CHARS)

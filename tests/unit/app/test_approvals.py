@@ -132,6 +132,18 @@ async def test_a_standing_allowance_never_answers_a_credential_file_read() -> No
     assert again.cards == 1
 
 
+async def test_no_standing_allowance_answers_a_link_to_a_credential_file(tmp_path: Any) -> None:
+    # The finding: Read(notes.txt) with notes.txt -> .env ran under "Always allow" on Read.
+    (tmp_path / ".env").write_text("KEY=1\n")
+    (tmp_path / "notes.txt").symlink_to(".env")
+    a, one = approvals(), session("c", cwd=str(tmp_path))
+    await a.ask(one, Cell(always(Allowance.for_tool("Read"))), "Read", {"file_path": "a.py"})
+    for path in ("notes.txt", "./x/../notes.txt", "~/.claude/.credentials.json"):
+        asked = Cell(Deny())
+        assert not (await a.ask(one, asked, "Read", {"file_path": path})).allowed, path
+        assert asked.cards == 1, path
+
+
 async def test_allow_once_keeps_nothing_and_a_deny_says_why() -> None:
     a, one = approvals(), session("c")
     once = Cell(Allow())
