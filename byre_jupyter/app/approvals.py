@@ -34,6 +34,7 @@ from ..session import (
     Session,
 )
 from ..tools import EditApproval, PythonApproval, PythonRunner, ToolApproval, kernel_tools
+from ..tools.claude_cells import asks_always
 from ..ui.approval_card import ApprovalCard, describe_request
 from ..ui.toolinfo import allowance_text
 from .config import Claude
@@ -258,8 +259,11 @@ class Approvals:
         # A credential file is asked for at every call (docs/security.md): the hook's "ask"
         # would mean nothing if an allowance given for another file of the tool answered it.
         # Paths resolve in the CLI's folder, as the hook resolves them (a link to .env is one).
-        asks_always = bool(credential_paths(tool_name, tool_input, cwd))
-        standing = [] if asks_always else self._always.get(conversation, [])
+        # So is an edit of a cell that runs Claude: its prompt and {fields} run next time.
+        every_time = bool(credential_paths(tool_name, tool_input, cwd)) or asks_always(
+            tool_name, tool_input
+        )
+        standing = [] if every_time else self._always.get(conversation, [])
         for allowance in standing:
             if allowance.covers(tool_name, tool_input, cwd):
                 rule = allowance_text(allowance, _RULE_CHARS)

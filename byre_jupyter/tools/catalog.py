@@ -23,8 +23,9 @@ from typing import Any
 
 from ..redact import redact_text, secret_values
 from ..session.mcp import McpTool, ToolResult
-from ..session.permissions import Deny
+from ..session.permissions import Decision, Deny
 from .bounded import DEFAULT_LIMITS, ToolLimits
+from .claude_cells import EDIT_TOOL, asks_always, mark_claude_cells
 from .describe import (
     NotFound,
     describe_object,
@@ -255,12 +256,21 @@ def kernel_tools(
             silent = read.notes if bridge is not None and bridge.connected else ()
             unapplied = await _without_bridge(resolved, changes, asking, known, silent)
             return redact_result(unapplied, known)
-        decision = await decide(EditApproval(_review(changes, known)), edit_policy, approve)
+        decision = await review_edits(changes, known)
         if isinstance(decision, Deny):
             return ToolResult.text(
                 decision.message or "The edits were not approved.", is_error=True
             )
         return redact_result(await _apply(bridge, resolved, changes), known)
+
+    async def review_edits(changes: tuple[CellChange, ...], known: set[str]) -> Decision:
+        """The user's review of a batch, under the session's mode; a batch that touches a
+        cell running Claude is asked whatever the mode (tools/claude_cells.py)."""
+        review = _review(changes, known, shell)
+        policy = edit_policy
+        if asks_always(EDIT_TOOL, review):
+            policy = lambda: "ask" if edit_policy() == "allow" else edit_policy()  # noqa: E731
+        return await decide(EditApproval(review), policy, approve)
 
     async def _apply(
         bridge: Bridge, resolved: tuple[Edit, ...], changes: tuple[CellChange, ...]
@@ -295,7 +305,7 @@ def kernel_tools(
         vscode = "__vsc_ipynb_file__" in shell.user_ns
         (first, *rest) = resolved
         if vscode and not rest and isinstance(first, Insert) and first.after == asking:
-            decision = await decide(EditApproval(_review(changes, known)), edit_policy, approve)
+            decision = await review_edits(changes, known)
             if isinstance(decision, Deny):
                 return ToolResult.text(
                     decision.message or "The edit was not approved.", is_error=True
@@ -418,10 +428,14 @@ def _error(text: str) -> ToolResult:
     return ToolResult.text(text, is_error=True)
 
 
-def _review(changes: tuple[CellChange, ...], known: Iterable[str]) -> dict[str, Any]:
+def _review(
+    changes: tuple[CellChange, ...], known: Iterable[str], shell: Any = None
+) -> dict[str, Any]:
     """The card's input: the cells' texts redacted like every tool's text, shown to the user
-    and saved with the notebook (docs/security.md)."""
+    and saved with the notebook (docs/security.md); the cells that run Claude marked, with the
+    fields an edit adds to them (read before redaction: the mark is about the text that runs)."""
     review = review_input(changes)
+    mark_claude_cells(review, shell)
     for cell in review["cells"]:
         cell["before"] = redact_text(cell["before"], known)
         cell["after"] = redact_text(cell["after"], known)

@@ -24,6 +24,7 @@ from typing import Any
 from ..session.mcp import ToolResult
 from .bounded import ToolLimits, clip, fit_budget
 from .capture import Output
+from .claude_cells import runs_claude
 from .notebook import Cell, read_notebook
 from .notebook_bridge import Bridge, BridgeError
 from .runner import PythonRun, PythonRunCancelled, PythonRunner
@@ -96,10 +97,6 @@ Approve = Callable[[str], Awaitable[str | None]]
 why not, for Claude. The ``python`` tool's policy and approver (``policy.decide``)."""
 
 
-def is_claude_cell(source: str) -> bool:
-    return source.lstrip().startswith("%%claude")
-
-
 def _requested(args: Mapping[str, Any]) -> list[str] | str:
     ids = args.get("cells")
     if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
@@ -112,8 +109,12 @@ def _requested(args: Mapping[str, Any]) -> list[str] | str:
     return list(ids)
 
 
-def plan(cells: Sequence[Cell], ids: Sequence[str], asking: str | None) -> list[Cell] | str:
-    """The cells to run, in order, or why none is run (the model reads it)."""
+def plan(
+    cells: Sequence[Cell], ids: Sequence[str], asking: str | None, shell: Any = None
+) -> list[Cell] | str:
+    """The cells to run, in order, or why none is run (the model reads it). A cell that would
+    run the claude magic, however written (``claude_cells.runs_claude``), is refused: it would
+    start a turn inside this one."""
     by_id = {cell.id: cell for cell in cells if cell.id}
     chosen = []
     for cell_id in ids:
@@ -127,8 +128,8 @@ def plan(cells: Sequence[Cell], ids: Sequence[str], asking: str | None) -> list[
             return f"Cell {shown} is a {cell.cell_type} cell, not code. Nothing was run."
         if cell_id == asking:
             return f"Cell {shown} is the %%claude cell asking you; it cannot run itself."
-        if is_claude_cell(cell.source):
-            return f"Cell {shown} is a %%claude cell; run_cells runs only code cells."
+        if runs_claude(cell.source, shell):
+            return f"Cell {shown} runs Claude (a %%claude cell); run_cells runs only code cells."
         chosen.append(cell)
     return chosen
 
@@ -270,7 +271,7 @@ async def run_cells(
     if isinstance(read, str) or not read.live:
         why = read if isinstance(read, str) else "the bridge did not answer"
         return f"The notebook on screen could not be read ({why[:300]}). Nothing was run."
-    chosen = plan(read.cells, ids, asking)
+    chosen = plan(read.cells, ids, asking, shell)
     if isinstance(chosen, str):
         return chosen
     asking_source = latest_input(shell) if asking is not None else None

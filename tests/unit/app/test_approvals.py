@@ -144,6 +144,20 @@ async def test_no_standing_allowance_answers_a_link_to_a_credential_file(tmp_pat
         assert asked.cards == 1, path
 
 
+async def test_no_standing_allowance_answers_an_edit_of_a_claude_cell() -> None:
+    def batch(claude: bool) -> dict[str, Any]:
+        cell = {"cell": "c", "cell_type": "code", "action": "replace", "before": "%%claude\nq",
+                "after": "%%claude\nq {os.environ}", "below": None}  # fmt: skip
+        return {"cells": [{**cell, "claude": True, "fields": ["os.environ"]} if claude else cell]}
+
+    a, one, tool = approvals(), session("c"), "mcp__byre__edit_notebook"
+    await a.ask(one, Cell(always(Allowance.for_tool(tool))), tool, batch(False))
+    assert (await a.ask(one, Cell(Deny()), tool, batch(False))).allowed  # by the allowance
+    asked = Cell(Deny())
+    assert not (await a.ask(one, asked, tool, batch(True))).allowed
+    assert asked.cards == 1
+
+
 async def test_allow_once_keeps_nothing_and_a_deny_says_why() -> None:
     a, one = approvals(), session("c")
     once = Cell(Allow())
