@@ -38,6 +38,7 @@ from .describe import (
 from .notebook import (
     NOTEBOOK_DESCRIPTION,
     NOTEBOOK_SCHEMA,
+    Cell,
     ran_sources,
     read_notebook,
     render_notebook,
@@ -155,8 +156,9 @@ def kernel_tools(
         asking = asking_cell()  # before any await, as for the notebook tool
         known = known_secrets_of(shell)
 
-        async def approve_cell(source: str) -> str | None:
-            decision = await decide(PythonApproval(source), policy, approve)
+        async def approve_cell(cell: Cell, position: int) -> str | None:
+            request = PythonApproval(cell.source, cell=cell.id, position=position)
+            decision = await decide(request, policy, approve)
             return (decision.message or "not approved.") if isinstance(decision, Deny) else None
 
         outcome = await run_cells(

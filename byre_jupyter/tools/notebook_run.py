@@ -92,9 +92,10 @@ class CellRun:
     run: PythonRun
 
 
-Approve = Callable[[str], Awaitable[str | None]]
-"""Asks about one cell's source: None to run it (the approver's name goes in the run), else
-why not, for Claude. The ``python`` tool's policy and approver (``policy.decide``)."""
+Approve = Callable[[Cell, int], Awaitable[str | None]]
+"""Asks about one cell (its source, and its place in the notebook from 1, for the card): None
+to run it, else why not, for Claude. The ``python`` tool's policy and approver
+(``policy.decide``)."""
 
 
 def _requested(args: Mapping[str, Any]) -> list[str] | str:
@@ -276,8 +277,13 @@ async def run_cells(
         return chosen
     asking_source = latest_input(shell) if asking is not None else None
     counted: list[int] = []
+    places = {cell.id: n for n, cell in enumerate(read.cells, start=1)}
+
+    async def approve_placed(cell: Cell) -> str | None:
+        return await approve(cell, places.get(cell.id, 0))
+
     try:
-        return await _run_each(chosen, counted, shell, bridge, runner, approve, redact)
+        return await _run_each(chosen, counted, shell, bridge, runner, approve_placed, redact)
     finally:
         if counted and asking_source is not None:
             take_count(shell, asking_source)  # the asking cell ends after the cells it ran
@@ -289,12 +295,12 @@ async def _run_each(
     shell: Any,
     bridge: Bridge,
     runner: PythonRunner,
-    approve: Approve,
+    approve: Callable[[Cell], Awaitable[str | None]],
     redact: Callable[[str], str],
 ) -> list[CellRun] | str:
     runs: list[CellRun] = []
     for cell in chosen:
-        refused = await approve(cell.source)
+        refused = await approve(cell)
         if refused is not None:
             return _stopped(runs, f"Cell {cell.id!r} was not run: {refused}")
         count = take_count(shell, cell.source)

@@ -243,18 +243,23 @@ async def test_without_the_bridge_nothing_runs(kit: Kit, monkeypatch: pytest.Mon
 async def test_the_python_policy_gates_each_cell(
     make_kit: Callable[..., Kit], frontend: Callable[..., Frontend], policy: str
 ) -> None:
-    asked: list[str] = []
+    asked: list[Any] = []
 
     def approve(request: Any) -> bool:
-        asked.append(request.code)
+        asked.append(request)
         return False
 
     kit = make_kit(policy=policy, approve=approve)
-    front = frontend(code("c1", "ran = True"))
+    front = frontend(code("c0", "x = 1"), code("c1", "ran = True"))
     result = await kit.call("run_cells", cells=["c1"])
     assert result.is_error and "ran" not in kit.shell.user_ns
     assert "run.begin" not in front.methods()
-    assert asked == (["ran = True"] if policy == "ask" else [])
+    # The card names the cell as the user sees it: its place in the notebook, its source.
+    assert [(r.tool, dict(r.input)) for r in asked] == (
+        [("run_cells", {"cell": "c1", "position": 2, "code": "ran = True"})]
+        if policy == "ask"
+        else []
+    )
 
 
 async def test_the_runner_interrupt_stops_a_long_cell(

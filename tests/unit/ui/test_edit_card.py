@@ -78,7 +78,7 @@ def test_an_edit_of_a_claude_cell_says_so_and_names_the_fields_it_adds(
     assert "<b>{x.y}" not in raw_values(card.widget)  # escaped as every body is
     plain = review([{"replace": {"cell": "a", "old": "x = 1", "new": "x = 2"}}], cells)
     _, text = card_for(loop, TOOL, mark_claude_cells(plain))
-    assert "runs Claude" not in text and "fields" not in text
+    assert "This cell runs Claude" not in text and "adds fields" not in text
 
 
 def test_hostile_cell_sources_are_inert_text_in_the_card(loop: asyncio.AbstractEventLoop) -> None:
