@@ -130,7 +130,8 @@ class ToolRequest:
 
     @property
     def lookalike_count(self) -> int:
-        """Letters of another script passing for Latin ones (a Cyrillic i in github.com)."""
+        """Letters passing for Latin ones: another script's (a Cyrillic i in github.com, a
+        Lisu I), a Latin one drawn like another (a dotless i, a small capital), a stray mark."""
         return sum(count_lookalikes(t) for t in (self.heading, self.claim, self.body, self.extra))
 
 
@@ -389,10 +390,11 @@ def header_html(request: ToolRequest) -> str:
     lookalikes = request.lookalike_count
     if lookalikes:
         what = (
-            "a letter of another script that looks like a Latin one"
+            "a letter that passes for another one"
             if lookalikes == 1
-            else f"{lookalikes:,} letters of other scripts that look like Latin ones"
+            else f"{lookalikes:,} letters that pass for other ones"
         )
+        what += " (another script's letter, a small capital, a dotless i or an added mark)"
         parts.append(_warning(f"⚠ This request holds {what}, shown as ⟨U+…⟩ markers."))
     return "".join(parts)
 

