@@ -4,8 +4,10 @@ In the default permission mode the CLI reads files under its working folder with
 ``Read(.env)`` or ``cat .env`` put every key of the project into a tool result, with nobody
 asked (docs/security.md). Redaction hides the values it recognises in what we show and save,
 but the model has read them, and a value of no known shape passes. So a call that reads a
-credential file is answered ``"ask"`` by this hook, in every permission mode but
-``bypassPermissions``: the CLI then sends its permission prompt (``can_use_tool``, with
+credential file is answered ``"ask"`` by this hook, in every permission mode,
+``bypassPermissions`` included (the CLI honours a hook's "ask" there, and a mode that lets
+every tool run is a standing allowance like *Always allow*, given before anyone knew the
+call would read a key): the CLI then sends its permission prompt (``can_use_tool``, with
 ``decision_reason_type: "hook"``, docs/protocol.md section 6), which becomes the approval card
 in the cell, or, where nobody can click (nbclient, papermill, a turn the CLI started by itself),
 the headless policy: denied unless ``Claude.headless_permission = "allow"``.
@@ -29,7 +31,8 @@ read (``cat .e""nv``, ``$(printf ...)``), and a ``Grep`` over a whole folder may
 file: there, redaction is the line that holds.
 
 No standing answer covers such a call (``approvals.Approvals.ask`` shows the card every time,
-whatever the user allowed always), and the hook asks under ``acceptEdits`` too.
+whatever the user allowed always), and the hook asks under ``acceptEdits`` and
+``bypassPermissions`` too.
 """
 
 from __future__ import annotations
@@ -123,8 +126,10 @@ CLASSES: tuple[CredentialClass, ...] = (
 #: What editors and tools append to a copy of a file (a credential's copy is a credential).
 _BACKUP = re.compile(r"(?:~|\.(?:bak|backup|old|orig|save|sav|swp|swo|tmp))$")
 _GLOB = re.compile(r"[*?\[]")
-#: What separates words in a shell command (a file name is a word between these).
+#: What separates words in a shell command (a file name is a word between these); the second
+#: keeps ``$`` so a path with a variable in it stays one word (``/proc/$$/environ``).
 _SHELL_SPLIT = re.compile(r"""[\s;|&<>()`'"=$]+""")
+_SHELL_WORDS = re.compile(r"""[\s;|&<>()`'"=]+""")
 
 
 def _parts(path: str) -> list[str]:
@@ -200,7 +205,9 @@ def credential_paths(
     elif tool_name == "Grep":
         candidates = [_str(tool_input.get("path")), _str(tool_input.get("glob"))]
     elif tool_name == "Bash":
-        candidates = _SHELL_SPLIT.split(_str(tool_input.get("command")))
+        command = _str(tool_input.get("command"))
+        words = _SHELL_SPLIT.split(command)
+        candidates = [*words, *(w for w in _SHELL_WORDS.split(command) if w not in words)]
     return [c for c in candidates if c and is_credential_path(c, cwd)]
 
 
@@ -209,12 +216,10 @@ def _str(value: object) -> str:
 
 
 def credentials_hook() -> HookCallback:
-    """A PreToolUse hook that answers "ask" for a call reading a credential file, unless the
-    session runs in ``bypassPermissions`` (the user chose to be asked nothing)."""
+    """A PreToolUse hook that answers "ask" for a call reading a credential file, whatever the
+    session's permission mode (the module docstring says why)."""
 
     async def ask_first(hook_input: Mapping[str, Any]) -> Mapping[str, Any]:
-        if hook_input.get("permission_mode") == "bypassPermissions":
-            return {}
         tool, args = hook_input.get("tool_name"), hook_input.get("tool_input")
         if not isinstance(tool, str) or not isinstance(args, Mapping):
             return {}

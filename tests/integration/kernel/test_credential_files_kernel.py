@@ -172,14 +172,20 @@ def execute(cells: list[str], env: dict[str, str], cwd: Path, out: Path) -> Any:
     return nb
 
 
-@pytest.mark.parametrize("policy", ["deny", "allow"])
+@pytest.mark.parametrize(
+    ("policy", "mode"),
+    # bypassPermissions is a standing allowance like any other: a credential file still asks
+    # (the CLI honours a hook's "ask" in that mode), so headless it is denied.
+    [("deny", "default"), ("allow", "default"), ("deny", "bypassPermissions")],
+)
 def test_headless_reads_are_denied_by_default_and_redacted_when_allowed(
     api: ScriptedAPI, cli_path: str, setup: tuple[Path, str], workdir: Path, tmp_path: Path,
-    policy: str,
+    policy: str, mode: str,
 ) -> None:  # fmt: skip
     env_file, load = setup
     script_reads(api, env_file)
     config = load + ("\n%config Claude.headless_permission = 'allow'" if policy == "allow" else "")
+    config += f"\n%config Claude.permission_mode = {mode!r}"
     saved = tmp_path / "headless.ipynb"
     env = kernel_env(api.url, cli_path, tmp_path)
     nb = execute([config, "%%claude\nplease read the env file"], env, workdir, saved)

@@ -1,5 +1,5 @@
 """Credential files ask first (app/credentials.py): which paths and calls the hook asks for,
-and that it answers "ask" in every permission mode but bypassPermissions. End to end, with the
+and that it answers "ask" in every permission mode, bypassPermissions too. End to end, with the
 real CLI: tests/integration/kernel/test_credential_files_kernel.py."""
 
 from __future__ import annotations
@@ -124,6 +124,8 @@ def test_proc_self_and_fd_paths_are_resolved(project: Path) -> None:
         ("Bash", {"command": "head -n 3 sub/link/chain | wc"}),
         ("Read", {"file_path": "/proc/self/environ"}),
         ("Bash", {"command": "tr '\\0' '\\n' < /proc/1/environ"}),
+        ("Bash", {"command": "cat /proc/$$/environ"}),
+        ("Bash", {"command": "strings /proc/${PPID}/environ"}),
         ("Read", {"file_path": "~/.claude/.credentials.json"}),
         ("Bash", {"command": "cat ~/.kaggle/kaggle.json"}),
         ("Read", {"file_path": ".env~"}),
@@ -209,8 +211,10 @@ def decide(mode: str, tool: str, args: Any) -> Any:
     return asyncio.run(hook({"permission_mode": mode, "tool_name": tool, "tool_input": args}))
 
 
-@pytest.mark.parametrize("mode", ["default", "acceptEdits", "plan", "dontAsk", None])
-def test_the_hook_asks_in_every_mode_but_bypass(mode: str | None) -> None:
+@pytest.mark.parametrize(
+    "mode", ["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions", None]
+)
+def test_the_hook_asks_in_every_mode(mode: str | None) -> None:
     out = decide(mode or "", "Read", {"file_path": "/work/.env"})
     specific = out["hookSpecificOutput"]
     assert specific["hookEventName"] == "PreToolUse"
@@ -218,8 +222,7 @@ def test_the_hook_asks_in_every_mode_but_bypass(mode: str | None) -> None:
     assert ".env" in specific["permissionDecisionReason"]
 
 
-def test_the_hook_leaves_bypass_and_other_calls_alone() -> None:
-    assert decide("bypassPermissions", "Read", {"file_path": ".env"}) == {}
+def test_the_hook_leaves_other_calls_alone() -> None:
     assert decide("default", "Read", {"file_path": "notes.md"}) == {}
     assert decide("default", "Read", "not a mapping") == {}
     assert decide("default", None, {"file_path": ".env"}) == {}
