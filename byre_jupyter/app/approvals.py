@@ -34,7 +34,7 @@ from ..session import (
     Session,
 )
 from ..tools import EditApproval, PythonApproval, PythonRunner, ToolApproval, kernel_tools
-from ..tools.claude_cells import asks_always
+from ..tools.claude_cells import EDIT_TOOL, asks_always
 from ..ui.approval_card import ApprovalCard, describe_request
 from ..ui.toolinfo import allowance_text
 from .config import Claude
@@ -62,6 +62,11 @@ EDIT_HEADLESS = (
     "byre_jupyter: editing the notebook's cells needs the user's review, and nobody can click "
     "here (a turn no cell owns). Nothing was changed. The user can let edits apply without "
     "asking with `%config Claude.permission_mode = 'acceptEdits'`."
+)
+CLAUDE_CELL_HEADLESS = (
+    "byre_jupyter: this batch edits a cell that runs Claude (its prompt, and the {fields} that "
+    "read the user's variables into it), which the user reviews in every permission mode, and "
+    "nobody can click here. Nothing was changed."
 )
 #: The permission modes under which an edit_notebook batch applies without a review card.
 EDITS_WITHOUT_ASKING = ("acceptEdits", "bypassPermissions")
@@ -217,7 +222,7 @@ class Approvals:
         headless = (
             PYTHON_HEADLESS
             if type(request) is PythonApproval
-            else EDIT_HEADLESS
+            else (CLAUDE_CELL_HEADLESS if asks_always(EDIT_TOOL, request.input) else EDIT_HEADLESS)
             if type(request) is EditApproval
             else READ_HEADLESS.format(tool=request.tool)
         )

@@ -25,7 +25,7 @@ from ..redact import redact_text, secret_values
 from ..session.mcp import McpTool, ToolResult
 from ..session.permissions import Decision, Deny
 from .bounded import DEFAULT_LIMITS, ToolLimits
-from .claude_cells import EDIT_TOOL, asks_always, mark_claude_cells
+from .claude_cells import EDIT_TOOL, asks_always, mark_claude_cells, runs_claude
 from .describe import (
     NotFound,
     describe_object,
@@ -103,6 +103,11 @@ Out values, with execution counts), newest last. Credentials are shown as [redac
 Depending on the user's settings each call may need their approval, or the tool may be \
 disabled."""
 
+NESTED_TURN = (
+    "This code would run the claude magic (a %%claude cell, run_cell_magic('claude', ...), "
+    "%claude or an alias of it): a turn inside this turn. Nothing was run."
+)
+
 _READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False}
 
 
@@ -139,6 +144,8 @@ def kernel_tools(
         code = args.get("code")
         if not isinstance(code, str) or not code.strip():
             return ToolResult.text("`code` must be a non-empty string of Python.", is_error=True)
+        if runs_claude(code, shell):  # a turn inside this turn (tools/claude_cells.py)
+            return ToolResult.text(NESTED_TURN, is_error=True)
         decision = await decide(PythonApproval(code), policy, approve)
         if isinstance(decision, Deny):
             return ToolResult.text(decision.message or "The run was not approved.", is_error=True)

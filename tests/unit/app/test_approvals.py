@@ -158,6 +158,19 @@ async def test_no_standing_allowance_answers_an_edit_of_a_claude_cell() -> None:
     assert asked.cards == 1
 
 
+async def test_headless_an_edit_of_a_claude_cell_says_why_no_mode_applies_it() -> None:
+    from byre_jupyter.tools import EditApproval
+
+    one = SimpleNamespace(session_id="c", active_turn=None, options=SimpleNamespace(cwd=None))
+    a = Approvals(Claude(), SimpleNamespace(peek=lambda name: one), None, None)  # type: ignore[arg-type]
+    cell = {"cell": "c", "cell_type": "code", "action": "replace", "before": "%%claude\nq",
+            "after": "%%claude\nq {x}", "below": None}  # fmt: skip
+    claude = await a._in_kernel("s", EditApproval({"cells": [{**cell, "claude": True}]}))
+    plain = await a._in_kernel("s", EditApproval({"cells": [cell]}))
+    assert isinstance(claude, Deny) and "a cell that runs Claude" in (claude.message or "")
+    assert isinstance(plain, Deny) and "acceptEdits" in (plain.message or "")
+
+
 async def test_allow_once_keeps_nothing_and_a_deny_says_why() -> None:
     a, one = approvals(), session("c")
     once = Cell(Allow())
