@@ -23,11 +23,12 @@ also resolved, in the session's working folder, through ``~``, ``..`` and every 
 asks when either the path as given or the file it reaches is one.
 
 Which calls (:func:`credential_paths`): ``Read``, ``Edit`` and ``MultiEdit`` of such a file
-(an edit's result quotes the file); ``Grep`` whose ``path`` is one, or whose ``glob`` names
+(an edit's result quotes the file); ``Grep`` whose ``path`` is one or a folder the table names
+such files in (``~/.ssh``, ``~/.aws``, ``~/.claude``, ``/proc/self``), or whose ``glob`` names
 one; ``Bash`` whose command names one as a word (``cat .env``, ``grep KEY .env``,
 ``source .env``, ``. ./.env``, ``< .env``, ``"$HOME/.netrc"``, ``.env*``, ``*.pem``). ``Glob``
 lists names, not contents, and is not asked. A shell can spell a name in ways no hook can
-read (``cat .e""nv``, ``$(printf ...)``), and a ``Grep`` over a whole folder may reach such a
+read (``cat .e""nv``, ``$(printf ...)``), and a ``Grep`` over another folder may reach such a
 file: there, redaction is the line that holds.
 
 No standing answer covers such a call (``approvals.Approvals.ask`` shows the card every time,
@@ -53,6 +54,7 @@ __all__ = [
     "credential_class",
     "credential_paths",
     "credentials_hook",
+    "is_credential_folder",
     "is_credential_path",
     "resolve",
 ]
@@ -189,6 +191,27 @@ def credential_class(path: str, cwd: str | None = None) -> CredentialClass | Non
     return _by_name(_parts(target)) if target else None
 
 
+def _folder_of_one(parts: list[str]) -> bool:
+    """Whether the folder ``parts`` is one a class names its files in (``.ssh``, ``.aws``,
+    ``.claude``, ``/proc/<pid>``): a search over it reads them."""
+    for kind in CLASSES:
+        for pattern in kind.patterns:
+            head = pattern.rsplit("/", 1)[0] if "/" in pattern.lstrip("/") else ""
+            if head and _matches(head, parts):
+                return True
+    return False
+
+
+def is_credential_folder(path: str, cwd: str | None = None) -> bool:
+    """Whether ``path``, as given or resolved, is a folder the table names credential files
+    in (a ``Grep`` over it reads them)."""
+    parts = _parts(path)
+    if parts and _folder_of_one(parts):
+        return True
+    target = resolve(path, cwd)
+    return bool(target) and _folder_of_one(_parts(target or ""))
+
+
 def is_credential_path(path: str, cwd: str | None = None) -> bool:
     """Whether ``path`` names a credential file (:func:`credential_class`)."""
     return credential_class(path, cwd) is not None
@@ -203,7 +226,10 @@ def credential_paths(
     if tool_name in ("Read", "Edit", "MultiEdit"):
         candidates = [_str(tool_input.get("file_path"))]
     elif tool_name == "Grep":
-        candidates = [_str(tool_input.get("path")), _str(tool_input.get("glob"))]
+        folder = _str(tool_input.get("path"))
+        if folder and is_credential_folder(folder, cwd):
+            return [folder]
+        candidates = [folder, _str(tool_input.get("glob"))]
     elif tool_name == "Bash":
         command = _str(tool_input.get("command"))
         words = _SHELL_SPLIT.split(command)

@@ -124,6 +124,10 @@ def test_proc_self_and_fd_paths_are_resolved(project: Path) -> None:
         ("Bash", {"command": "head -n 3 sub/link/chain | wc"}),
         ("Read", {"file_path": "/proc/self/environ"}),
         ("Bash", {"command": "tr '\\0' '\\n' < /proc/1/environ"}),
+        ("Grep", {"pattern": "BEGIN", "path": "~/.ssh"}),
+        ("Grep", {"pattern": "token", "path": "/home/u/.claude"}),
+        ("Grep", {"pattern": "KEY", "path": "/proc/self"}),
+        ("Grep", {"pattern": "aws_secret", "path": "~/.aws/"}),
         ("Bash", {"command": "cat /proc/$$/environ"}),
         ("Bash", {"command": "strings /proc/${PPID}/environ"}),
         ("Read", {"file_path": "~/.claude/.credentials.json"}),
@@ -195,6 +199,8 @@ def test_calls_that_read_a_credential_file(tool: str, args: dict[str, Any]) -> N
         ("Glob", {"pattern": ".env*"}),  # names, not contents
         ("Write", {"file_path": ".env", "content": "X=1"}),  # nothing of the file comes back
         ("Grep", {"pattern": "env", "path": "src"}),
+        ("Grep", {"pattern": "x", "path": "/home/u/projects"}),
+        ("Grep", {"pattern": "x", "path": "/proc"}),
         ("Bash", {"command": "echo env; ls -la"}),
         ("Bash", {"command": "cat .env.example"}),
         ("Bash", {"command": "pip install python-dotenv"}),
