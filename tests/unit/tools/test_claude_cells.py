@@ -36,6 +36,8 @@ CLAUDE = [
     "%alias_magic ask claude\n%ask new",
     "get_ipython().magic('claude new')",
     'await __import__("byre_jupyter.magics", fromlist=["cell"]).cell("", "hi")',
+    # top-level await elsewhere in the cell: still read as code, not as text
+    "await asyncio.sleep(0)\nget_ipython().run_cell_magic('claude', '', 'hi')",
 ]
 NOT_CLAUDE = [
     "x = 1",
