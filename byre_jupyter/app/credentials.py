@@ -117,11 +117,15 @@ CLASSES: tuple[CredentialClass, ...] = (
         "a Jupyter token or kernel key",
         ("jpserver-*.json", "nbserver-*.json", "kernel-*.json", "jupyter_cookie_secret"),
     ),
-    # A process's environment: every variable it started with, the CLI's ANTHROPIC_API_KEY
-    # and the kernel's JUPYTER_TOKEN among them. /proc/self is resolved to a pid first.
+    # A process's environment, command line and open files: every variable it started with
+    # (the CLI's ANTHROPIC_API_KEY, the kernel's JUPYTER_TOKEN), a server started with
+    # --IdentityProvider.token=..., and a file it holds open, which this process cannot name
+    # (/proc/self/fd/3 is another file in the CLI than here). /proc/self is resolved first.
     CredentialClass(
-        "a process's environment",
-        ("/proc/*/environ", "/proc/*/task/*/environ"),
+        "a process's environment, command line or open files",
+        ("/proc/*/environ", "/proc/*/task/*/environ", "/proc/*/cmdline",
+         "/proc/*/task/*/cmdline", "/proc/*/fd/*", "/proc/*/task/*/fd/*", "/proc/*/mem",
+         "/dev/fd/*"),
     ),
 )  # fmt: skip
 

@@ -52,8 +52,10 @@ BY_CLASS = {
         "/run/user/1000/jupyter/kernel-5f1c2d3e-aaaa-bbbb-cccc-0123456789ab.json",
         "nbserver-17.json", "jupyter_cookie_secret",
     ],
-    "a process's environment": ["/proc/self/environ", "/proc/1/environ",
-                                "/proc/thread-self/environ", "/proc/12/task/13/environ"],
+    "a process's environment, command line or open files": [
+        "/proc/self/environ", "/proc/1/environ", "/proc/thread-self/environ",
+        "/proc/12/task/13/environ", "/proc/self/cmdline", "/proc/77/fd/3", "/dev/fd/9",
+    ],
 }  # fmt: skip
 BACKUPS = [".env~", ".env.bak", ".env.swp", "#.env#", "id_rsa.bak", ".netrc.orig", "kaggle.json~"]
 
