@@ -35,6 +35,7 @@ from ..session import (
     Session,
 )
 from ..tools import EditApproval, PythonApproval, PythonRunner, ToolApproval, kernel_tools
+from ..tools.claude_cells import EDIT_TOOL, asks_always
 from ..ui.approval_card import describe_request
 from ..ui.cards import Card
 from ..ui.toolinfo import allowance_text
@@ -64,6 +65,11 @@ EDIT_HEADLESS = (
     "byre_jupyter: editing the notebook's cells needs the user's review, and nobody can click "
     "here (a turn no cell owns). Nothing was changed. The user can let edits apply without "
     "asking with `%config Claude.permission_mode = 'acceptEdits'`."
+)
+CLAUDE_CELL_HEADLESS = (
+    "byre_jupyter: this batch edits a cell that runs Claude (its prompt, and the {fields} that "
+    "read the user's variables into it), which the user reviews in every permission mode, and "
+    "nobody can click here. Nothing was changed."
 )
 #: The permission modes under which an edit_notebook batch applies without a review card.
 EDITS_WITHOUT_ASKING = (PermissionMode.ACCEPT_EDITS, PermissionMode.BYPASS)
@@ -224,7 +230,7 @@ class Approvals:
         headless = (
             PYTHON_HEADLESS
             if type(request) is PythonApproval
-            else EDIT_HEADLESS
+            else (CLAUDE_CELL_HEADLESS if asks_always(EDIT_TOOL, request.input) else EDIT_HEADLESS)
             if type(request) is EditApproval
             else READ_HEADLESS.format(tool=request.tool)
         )
@@ -265,9 +271,12 @@ class Approvals:
         cwd = _cwd(session)
         # A credential file is asked for at every call (docs/security.md): the hook's "ask"
         # would mean nothing if an allowance given for another file of the tool answered it.
-        standing = (
-            [] if credential_paths(tool_name, tool_input) else self._always.get(conversation, [])
+        # Paths resolve in the CLI's folder, as the hook resolves them (a link to .env is one).
+        # So is an edit of a cell that runs Claude: its prompt and {fields} run next time.
+        every_time = bool(credential_paths(tool_name, tool_input, cwd)) or asks_always(
+            tool_name, tool_input
         )
+        standing = [] if every_time else self._always.get(conversation, [])
         for allowance in standing:
             if allowance.covers(tool_name, tool_input, cwd):
                 rule = allowance_text(allowance, _RULE_CHARS)

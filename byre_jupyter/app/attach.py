@@ -18,12 +18,12 @@ from IPython.core.error import UsageError
 
 from ..protocol import Image
 from ..tools import ToolLimits
+from ..tools.claude_cells import FIELD
 from ..tools.describe import NotFound, describe_object, resolve, visible_names
 from ..tools.kinds import suggest
 
 __all__ = ["attach_variables", "interpolate"]
 
-_FIELD = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\}")
 _MAX_INTERPOLATED = 20_000
 _MAX_TEXT = 20_000
 
@@ -54,7 +54,7 @@ def interpolate(prompt: str, namespace: Mapping[str, Any]) -> str:
             )
         return text
 
-    return _FIELD.sub(replace, prompt)
+    return FIELD.sub(replace, prompt)
 
 
 def _users_value(name: str, namespace: Mapping[str, Any]) -> Any:

@@ -22,8 +22,9 @@ from typing import Any
 
 from ..redact import Secrets, redact_text
 from ..session.mcp import McpTool, ToolResult
-from ..session.permissions import Deny
+from ..session.permissions import Decision, Deny
 from .bounded import DEFAULT_LIMITS, ToolLimits
+from .claude_cells import EDIT_TOOL, asks_always, mark_claude_cells, runs_claude
 from .describe import (
     NotFound,
     describe_object,
@@ -36,6 +37,7 @@ from .describe import (
 from .notebook import (
     NOTEBOOK_DESCRIPTION,
     NOTEBOOK_SCHEMA,
+    Cell,
     ran_sources,
     read_notebook,
     render_notebook,
@@ -100,6 +102,11 @@ Out values, with execution counts), newest last. Credentials are shown as [redac
 Depending on the user's settings each call may need their approval, or the tool may be \
 disabled."""
 
+NESTED_TURN = (
+    "This code would run the claude magic (a %%claude cell, run_cell_magic('claude', ...), "
+    "%claude or an alias of it): a turn inside this turn. Nothing was run."
+)
+
 _READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False}
 
 
@@ -143,6 +150,8 @@ def kernel_tools(
         code = args.get("code")
         if not isinstance(code, str) or not code.strip():
             return ToolResult.text("`code` must be a non-empty string of Python.", is_error=True)
+        if runs_claude(code, shell):  # a turn inside this turn (tools/claude_cells.py)
+            return ToolResult.text(NESTED_TURN, is_error=True)
         decision = await decide(PythonApproval(code), policy, approve)
         if isinstance(decision, Deny):
             return ToolResult.text(decision.message or "The run was not approved.", is_error=True)
@@ -160,8 +169,9 @@ def kernel_tools(
         asking = asking_cell()  # before any await, as for the notebook tool
         known = secrets()
 
-        async def approve_cell(source: str) -> str | None:
-            decision = await decide(PythonApproval(source), policy, approve)
+        async def approve_cell(cell: Cell, position: int) -> str | None:
+            request = PythonApproval(cell.source, cell=cell.id, position=position)
+            decision = await decide(request, policy, approve)
             return (decision.message or "not approved.") if isinstance(decision, Deny) else None
 
         outcome = await run_cells(
@@ -261,12 +271,21 @@ def kernel_tools(
             silent = read.notes if bridge is not None and bridge.connected else ()
             unapplied = await _without_bridge(resolved, changes, asking, silent)
             return redact_result(unapplied, known)
-        decision = await decide(EditApproval(_review(changes)), edit_policy, approve)
+        decision = await review_edits(changes)
         if isinstance(decision, Deny):
             return ToolResult.text(
                 decision.message or "The edits were not approved.", is_error=True
             )
         return redact_result(await _apply(bridge, resolved, changes), known)
+
+    async def review_edits(changes: tuple[CellChange, ...]) -> Decision:
+        """The user's review of a batch, under the session's mode; a batch that touches a
+        cell running Claude is asked whatever the mode (tools/claude_cells.py)."""
+        review = _review(changes, shell)
+        policy = edit_policy
+        if asks_always(EDIT_TOOL, review):
+            policy = lambda: "ask" if edit_policy() == "allow" else edit_policy()  # noqa: E731
+        return await decide(EditApproval(review), policy, approve)
 
     async def _apply(
         bridge: Bridge, resolved: tuple[Edit, ...], changes: tuple[CellChange, ...]
@@ -300,7 +319,7 @@ def kernel_tools(
         vscode = "__vsc_ipynb_file__" in shell.user_ns
         (first, *rest) = resolved
         if vscode and not rest and isinstance(first, Insert) and first.after == asking:
-            decision = await decide(EditApproval(_review(changes)), edit_policy, approve)
+            decision = await review_edits(changes)
             if isinstance(decision, Deny):
                 return ToolResult.text(
                     decision.message or "The edit was not approved.", is_error=True
@@ -423,12 +442,15 @@ def _error(text: str) -> ToolResult:
     return ToolResult.text(text, is_error=True)
 
 
-def _review(changes: tuple[CellChange, ...]) -> dict[str, Any]:
+def _review(changes: tuple[CellChange, ...], shell: Any = None) -> dict[str, Any]:
     """The card's input: the cells' texts whole and unredacted, as every other approval card
     shows what it asks about. What the user approves is what runs (a redacted review
     once hid two lines of code that Allow once inserted); the card is not saved with the
-    notebook, only its decision's summary is (docs/security.md)."""
-    return review_input(changes)
+    notebook, only its decision's summary is (docs/security.md). The cells that run Claude are
+    marked, with the fields an edit adds to them."""
+    review = review_input(changes)
+    mark_claude_cells(review, shell)
+    return review
 
 
 def _applied_text(changes: tuple[CellChange, ...]) -> str:

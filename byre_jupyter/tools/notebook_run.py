@@ -25,6 +25,7 @@ from ..redact import redact_json
 from ..session.mcp import ToolResult
 from .bounded import ToolLimits, clip, fit_budget
 from .capture import Output
+from .claude_cells import runs_claude
 from .notebook import Cell, read_notebook
 from .notebook_bridge import Bridge, BridgeError
 from .runner import PythonRun, PythonRunCancelled, PythonRunner
@@ -92,13 +93,10 @@ class CellRun:
     run: PythonRun
 
 
-Approve = Callable[[str], Awaitable[str | None]]
-"""Asks about one cell's source: None to run it (the approver's name goes in the run), else
-why not, for Claude. The ``python`` tool's policy and approver (``policy.decide``)."""
-
-
-def is_claude_cell(source: str) -> bool:
-    return source.lstrip().startswith("%%claude")
+Approve = Callable[[Cell, int], Awaitable[str | None]]
+"""Asks about one cell (its source, and its place in the notebook from 1, for the card): None
+to run it, else why not, for Claude. The ``python`` tool's policy and approver
+(``policy.decide``)."""
 
 
 def _requested(args: Mapping[str, Any]) -> list[str] | str:
@@ -113,8 +111,12 @@ def _requested(args: Mapping[str, Any]) -> list[str] | str:
     return list(ids)
 
 
-def plan(cells: Sequence[Cell], ids: Sequence[str], asking: str | None) -> list[Cell] | str:
-    """The cells to run, in order, or why none is run (the model reads it)."""
+def plan(
+    cells: Sequence[Cell], ids: Sequence[str], asking: str | None, shell: Any = None
+) -> list[Cell] | str:
+    """The cells to run, in order, or why none is run (the model reads it). A cell that would
+    run the claude magic, however written (``claude_cells.runs_claude``), is refused: it would
+    start a turn inside this one."""
     by_id = {cell.id: cell for cell in cells if cell.id}
     chosen = []
     for cell_id in ids:
@@ -128,8 +130,8 @@ def plan(cells: Sequence[Cell], ids: Sequence[str], asking: str | None) -> list[
             return f"Cell {shown} is a {cell.cell_type} cell, not code. Nothing was run."
         if cell_id == asking:
             return f"Cell {shown} is the %%claude cell asking you; it cannot run itself."
-        if is_claude_cell(cell.source):
-            return f"Cell {shown} is a %%claude cell; run_cells runs only code cells."
+        if runs_claude(cell.source, shell):
+            return f"Cell {shown} runs Claude (a %%claude cell); run_cells runs only code cells."
         chosen.append(cell)
     return chosen
 
@@ -275,13 +277,18 @@ async def run_cells(
     if isinstance(read, str) or not read.live:
         why = read if isinstance(read, str) else "the bridge did not answer"
         return f"The notebook on screen could not be read ({why[:300]}). Nothing was run."
-    chosen = plan(read.cells, ids, asking)
+    chosen = plan(read.cells, ids, asking, shell)
     if isinstance(chosen, str):
         return chosen
     asking_source = latest_input(shell) if asking is not None else None
     counted: list[int] = []
+    places = {cell.id: n for n, cell in enumerate(read.cells, start=1)}
+
+    async def approve_placed(cell: Cell) -> str | None:
+        return await approve(cell, places.get(cell.id, 0))
+
     try:
-        return await _run_each(chosen, counted, shell, bridge, runner, approve, redact)
+        return await _run_each(chosen, counted, shell, bridge, runner, approve_placed, redact)
     finally:
         if counted and asking_source is not None:
             take_count(shell, asking_source)  # the asking cell ends after the cells it ran
@@ -293,12 +300,12 @@ async def _run_each(
     shell: Any,
     bridge: Bridge,
     runner: PythonRunner,
-    approve: Approve,
+    approve: Callable[[Cell], Awaitable[str | None]],
     redact: Callable[[str], str],
 ) -> list[CellRun] | str:
     runs: list[CellRun] = []
     for cell in chosen:
-        refused = await approve(cell.source)
+        refused = await approve(cell)
         if refused is not None:
             return _stopped(runs, f"Cell {cell.id!r} was not run: {refused}")
         count = take_count(shell, cell.source)

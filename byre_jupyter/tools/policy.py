@@ -36,17 +36,22 @@ Policy = Literal["allow", "ask", "deny"]
 
 @dataclass(frozen=True)
 class PythonApproval:
-    """What the approver is asked about: one ``python`` tool call."""
+    """What the approver is asked about: one ``python`` tool call, or one cell ``run_cells``
+    runs (its id and its place in the notebook, 1 for the first cell, so the card names it)."""
 
     code: str
+    cell: str | None = None
+    position: int | None = None
 
     @property
     def tool(self) -> str:
-        return "python"
+        return "python" if self.cell is None else "run_cells"
 
     @property
     def input(self) -> Mapping[str, Any]:
-        return {"code": self.code}
+        if self.cell is None:
+            return {"code": self.code}
+        return {"cell": self.cell, "position": self.position, "code": self.code}
 
 
 @dataclass(frozen=True)

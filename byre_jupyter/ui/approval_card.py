@@ -42,6 +42,7 @@ from byre_jupyter.ui.toolinfo import (
     allowance_text,
     allowance_words,
     input_lines,
+    shows_rule,
     tool_diff,
     tool_info,
     tool_label,
@@ -58,7 +59,7 @@ __all__ = [
 
 Choice = Literal["allow", "always", "deny"]
 ALWAYS_LABEL = "Always allow (session)"
-BodyKind = Literal["command", "code", "content", "diff", "prompt", "input"]
+BodyKind = Literal["command", "code", "cell", "content", "diff", "prompt", "input"]
 
 #: Input keys holding the model's own words about its call: shown only as a quoted claim.
 CLAIM_KEYS = ("description",)
@@ -66,13 +67,19 @@ CLAIM_KEYS = ("description",)
 _BODY_LABELS: dict[BodyKind, str] = {
     "command": "Command",
     "code": "Code",
+    "cell": "Cell source",
     "content": "File content",
     "diff": "Changes",
     "prompt": "Prompt",
     "input": "Input",
 }
 #: The language a body is highlighted as (ui/highlight.py); the others are shown plain.
-_BODY_LANGUAGES: dict[BodyKind, str] = {"command": "bash", "code": "python", "diff": "diff"}
+_BODY_LANGUAGES: dict[BodyKind, str] = {
+    "command": "bash",
+    "code": "python",
+    "cell": "python",
+    "diff": "diff",
+}
 # Above this the box surely scrolls; the size line then says so.
 _SCROLL_HINT_LINES = 18
 _SCROLL_HINT_CHARS = 1_500
@@ -123,7 +130,8 @@ class ToolRequest:
 
     @property
     def lookalike_count(self) -> int:
-        """Letters of another script passing for Latin ones (a Cyrillic i in github.com)."""
+        """Letters passing for Latin ones: another script's (a Cyrillic i in github.com, a
+        Lisu I), a Latin one drawn like another (a dotless i, a small capital), a stray mark."""
         return sum(count_lookalikes(t) for t in (self.heading, self.claim, self.body, self.extra))
 
 
@@ -289,6 +297,25 @@ def _notebook_edits(name: str, tool_input: Mapping[str, Any]) -> ToolRequest:
     return ToolRequest(name, heading, kind="diff", body=body)
 
 
+#: A cell's first line in its card's title is clipped here (the body holds it whole).
+_FIRST_LINE_CHARS = 60
+
+
+@_describes("run_cell")
+def _run_cell(name: str, tool_input: Mapping[str, Any]) -> ToolRequest:
+    """One cell run_cells runs: named as the user sees it, by its place and its first line
+    ("Run cell 4: `df = load(...)`"); the source whole below."""
+    position = tool_input.get("position")
+    where = f"cell {position}" if type(position) is int else "a cell"
+    source = _text(tool_input, "code")
+    lines = [line for line in source.strip().split("\n") if line.strip()]
+    first = lines[0].strip() if lines else ""
+    if len(first) > _FIRST_LINE_CHARS or len(lines) > 1:
+        first = first[:_FIRST_LINE_CHARS].rstrip() + "…"
+    heading = f"Run {where}" + (f": `{first}`" if first else "")
+    return _string_body(name, tool_input, heading, "code", "cell", ("position", "cell"))
+
+
 @_describes("agent")
 def _agent(name: str, tool_input: Mapping[str, Any]) -> ToolRequest:
     return _string_body(name, tool_input, "Start a subagent", "prompt", "prompt")
@@ -363,10 +390,11 @@ def header_html(request: ToolRequest) -> str:
     lookalikes = request.lookalike_count
     if lookalikes:
         what = (
-            "a letter of another script that looks like a Latin one"
+            "a letter that passes for another one"
             if lookalikes == 1
-            else f"{lookalikes:,} letters of other scripts that look like Latin ones"
+            else f"{lookalikes:,} letters that pass for other ones"
         )
+        what += " (another script's letter, a small capital, a dotless i or an added mark)"
         parts.append(_warning(f"⚠ This request holds {what}, shown as ⟨U+…⟩ markers."))
     return "".join(parts)
 
@@ -385,8 +413,9 @@ def scope_html(choices: tuple[Allowance, ...]) -> str:
     if len(choices) > 1:
         return f'<div class="byre-approval-scope" style="{_DIM};{_WRAP}">{lead}:</div>'
     (only,) = choices
-    # The exact input is the body above: its JSON again would be noise.
-    rule = "" if only.scope == "input" else f" ({allowance_text(only, _RULE_CHARS)})"
+    # The exact input is the body above, and a whole tool's rule is its name, which the words
+    # say already: either again would be noise.
+    rule = f" ({allowance_text(only, _RULE_CHARS)})" if shows_rule(only) else ""
     words = escape_text(f"{allowance_words(only)}{rule}")
     return (
         f'<div class="byre-approval-scope" style="{_DIM};{_WRAP}">{lead} {words}, until the '
@@ -480,7 +509,12 @@ class ApprovalCard:
             self.scope_menu = own(
                 W.Dropdown(
                     options=[
-                        (f"{allowance_words(c)} ({allowance_text(c, _RULE_CHARS)})", n)
+                        (
+                            f"{allowance_words(c)} ({allowance_text(c, _RULE_CHARS)})"
+                            if shows_rule(c)
+                            else allowance_words(c),
+                            n,
+                        )
                         for n, c in enumerate(self.choices)
                     ],
                     value=0,

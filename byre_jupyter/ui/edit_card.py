@@ -83,8 +83,30 @@ def review_text(tool_input: Mapping[str, Any]) -> tuple[str, str] | None:
         if n:
             counts.append(f"{n} {word}")
     heading = f"Edit the notebook: {_count(len(changes), 'cell')} ({', '.join(counts)})"
-    body = "\n\n".join(f"{_label(c)}\n{change_diff(c)}" for c in changes)
+    cells = tool_input.get("cells")
+    raw = cells if isinstance(cells, list) else []
+    notes = [_claude_note(cell) for cell in raw]
+    if any(notes):
+        heading += ", in a cell that runs Claude"
+    body = "\n\n".join(
+        f"{_label(c)}\n{change_diff(c)}{note}" for c, note in zip(changes, notes, strict=True)
+    )
     return heading, body
+
+
+def _claude_note(cell: Mapping[str, Any]) -> str:
+    """The lines under a cell's diff when the cell runs Claude (``tools/claude_cells.py``
+    marks it): its prompt goes to Claude when the cell runs, and each new ``{name}`` field
+    reads the user's variable into it."""
+    if cell.get("claude") is not True:
+        return ""
+    note = "\n⚠ This cell runs Claude: its text is the prompt sent when the cell runs."
+    fields = cell.get("fields")
+    names = [f for f in fields if isinstance(f, str)] if isinstance(fields, list) else []
+    if names:
+        listed = ", ".join("{" + name + "}" for name in names)
+        note += f"\n⚠ The edit adds fields that read your variables when the cell runs: {listed}"
+    return note
 
 
 def input_summary(tool_input: Mapping[str, Any]) -> str | None:

@@ -14,12 +14,15 @@ look like a space but are not one to a shell); variation selectors; and the few 
 marks that render as nothing (Hangul fillers, the combining grapheme joiner, the braille blank).
 
 Look-alike letters are marked the same way (:func:`lookalike_positions`): a letter of another
-script drawn like a Latin one (a Cyrillic i in github.com, a Greek omicron), or a fullwidth or
-mathematical Latin letter, when it stands in a Latin word (one that also has Latin letters and
-either only look-alikes besides or mostly Latin ones), or forms a whole label of a hostname
-that also has Latin letters (apple.com spelled in Cyrillic). ASCII-only text has none, and a
-word wholly in
-another script (Russian prose, a Cyrillic domain) is that script's own word, not a disguise.
+script drawn like a Latin one (a Cyrillic i in github.com, a Greek omicron, a Lisu I
+(U+A4F2), a Coptic, Cherokee, Canadian syllabics or Tifinagh letter), a Latin letter drawn like
+another (a dotless i (U+0131), a small capital A (U+1D00)), or a fullwidth or mathematical
+Latin letter, when it stands in a Latin word (one that also has Latin letters and either only
+look-alikes besides or mostly Latin ones), or forms a whole label of a hostname that also has
+Latin letters (apple.com spelled in Cyrillic); and combining marks on a Latin letter that
+compose into no letter (U+0131 + U+0307 drawn as ``i``). ASCII-only text has none, and a word
+wholly in another script (Russian prose, a Cyrillic domain) is that script's own word, not a
+disguise.
 
 Pure module.
 """
@@ -112,7 +115,40 @@ _LOOKS_LATIN: dict[str, str] = dict(
             "ABCDEGHJKLMPSTVWZ",
             strict=True,
         ),
+        # Lisu (its letters are Latin capitals, some turned): BPDTGKJCZFMNLSRVHWXYAEIOU
+        *zip(
+            "\ua4d0\ua4d1\ua4d3\ua4d4\ua4d6\ua4d7\ua4d9\ua4da\ua4dc\ua4dd"
+            "\ua4df\ua4e0\ua4e1\ua4e2\ua4e3\ua4e6\ua4e7\ua4ea\ua4eb\ua4ec"
+            "\ua4ee\ua4f0\ua4f2\ua4f3\ua4f4",
+            "BPDTGKJCZFMNLSRVHWXYAEIOU",
+            strict=True,
+        ),
+        # Coptic: opcx OPCXHIKMNT
+        *zip(
+            "\u2c9f\u2ca3\u2ca5\u2cad\u2c9e\u2ca2\u2ca4\u2cac\u2c8e\u2c92\u2c94\u2c98\u2c9a\u2ca6",
+            "opcxOPCXHIKMNT",
+            strict=True,
+        ),
+        # Canadian syllabics: PUVABCDHJLRSWZ
+        *zip(
+            "\u146d\u144c\u142f\u15c5\u15f7\u1455\u15de\u157c\u148d\u14aa\u1587\u1515\u15ef\u1614",
+            "PUVABCDHJLRSWZ",
+            strict=True,
+        ),
+        # Tifinagh: OIX
+        *zip("\u2d54\u2d4f\u2d5d", "OIX", strict=True),
     ]
+)
+# Latin letters drawn like another Latin letter: a dotless i or j, the Latin iota, the dental
+# click (an l), and the small capitals (a "pᴀypal" reads as paypal). NFKC folds none of them.
+_LATIN_LOOKS_LATIN: dict[str, str] = dict(
+    zip(
+        "\u0131\u0237\u0269\u01c0\u026a\u029f\u0274\u0280\u028f\u0299"
+        "\u0262\u029c\u1d00\u1d04\u1d05\u1d07\u1d0a\u1d0b\u1d0d\u1d0f"
+        "\u1d18\u1d1b\u1d1c\u1d20\u1d21\u1d22\ua730\ua731",
+        "ijililnrybghacdejkmoptuvwzfs",
+        strict=True,
+    )
 )
 # A word: letters and digits; a run that may hold a hostname: words, hyphens and dots. Both
 # match maximal runs of one class, so a scan is linear in the text (a pattern that must end in
@@ -128,6 +164,8 @@ def looks_latin(ch: str) -> str:
         return ""
     if ch in _LOOKS_LATIN:
         return _LOOKS_LATIN[ch]
+    if ch in _LATIN_LOOKS_LATIN:
+        return _LATIN_LOOKS_LATIN[ch]
     folded = unicodedata.normalize("NFKC", ch)  # fullwidth and mathematical letters
     return folded if len(folded) == 1 and folded.isascii() and folded.isalpha() else ""
 
@@ -155,6 +193,7 @@ def lookalike_positions(text: str) -> set[int]:
         others = sum(1 for ch in word if ch.isalpha() and not _is_latin(ch))
         if latin and (len(looks) == others or latin >= others):
             found.update(m.start() + i for i in looks)
+    found.update(_odd_marks(text))
     for m in _RUN.finditer(text):
         host = m.group()
         if "." not in host or host.isascii() or not any(_is_latin(ch) for ch in host):
@@ -165,6 +204,24 @@ def lookalike_positions(text: str) -> set[int]:
             if letters and all(looks_latin(label[i]) for i in letters):
                 found.update(at + i for i in letters)
             at += len(label) + 1
+    return found
+
+
+#: A Latin letter (or digit) and the combining marks after it.
+_MARKED = re.compile(
+    r"[A-Za-z0-9\u00c0-\u024f\u1d00-\u1dbf\u1e00-\u1eff]"
+    r"[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]+"
+)
+
+
+def _odd_marks(text: str) -> list[int]:
+    """Combining marks on a Latin letter that make no letter of their own: U+0131 + U+0307 is
+    drawn as ``i``, a mark can hide a letter's difference. An accent that composes (``e`` +
+    U+0301 is ``é``, as macOS spells file names) is the letter it makes, and is not marked."""
+    found: list[int] = []
+    for m in _MARKED.finditer(text):
+        if len(unicodedata.normalize("NFC", m.group())) > 1:
+            found.extend(range(m.start() + 1, m.end()))
     return found
 
 

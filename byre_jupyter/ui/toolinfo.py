@@ -33,6 +33,7 @@ __all__ = [
     "allowance_words",
     "compact_json",
     "input_lines",
+    "shows_rule",
     "sniff_image_type",
     "summarize_tool_input",
     "tool_diff",
@@ -51,6 +52,7 @@ ApprovalKind = Literal[
     "multi_edit",
     "notebook_edit",
     "notebook_edits",
+    "run_cell",
     "agent",
     "titled",
     "generic",
@@ -80,6 +82,10 @@ class ToolInfo:
     #: What "Always allow" covers, and the input key it looks at.
     allow: Scope = "input"
     allow_key: str = ""
+    #: What "Always allow" covers in the user's words, when the scope's own words would name
+    #: the tool and not the thing (a cell, code, the notebook's edits). ``{position}`` and the
+    #: like are the call's input fields (an "input" allowance keeps the input).
+    covers: str = ""
     #: A subagent: its result is the CLI's hand-back frame around the subagent's report.
     subagent: bool = False
 
@@ -148,7 +154,9 @@ TOOLS: dict[str, ToolInfo] = {
         approval="titled",
         action="Claude wants to plan before changing anything: switch to plan mode?",
     ),
-    "mcp__byre__python": ToolInfo(summary_keys=("code",), body_key="code", approval="python"),
+    "mcp__byre__python": ToolInfo(
+        summary_keys=("code",), body_key="code", approval="python", covers="this exact code again"
+    ),
     "mcp__byre__variables": _read_only(
         "List the variables in your kernel", summary_keys=("code",), body_key="code"
     ),
@@ -159,9 +167,21 @@ TOOLS: dict[str, ToolInfo] = {
         "Read your recent cells", summary_keys=("code",), body_key="code"
     ),
     # One review card per batch; "Always allow" lets the session's later batches apply.
-    "mcp__byre__edit_notebook": ToolInfo(diff="notebook", approval="notebook_edits", allow="tool"),
-    # Gated per cell by the python tool's policy (tools/notebook_run.py), not by this table.
-    "mcp__byre__run_cells": ToolInfo(summary_list="cells", body_key="code"),
+    "mcp__byre__edit_notebook": ToolInfo(
+        diff="notebook",
+        approval="notebook_edits",
+        allow="tool",
+        covers="every later edit of this notebook's cells without a review card (but an edit of "
+        "a cell that runs Claude, which always asks)",
+    ),
+    # Gated per cell by the python tool's policy (tools/notebook_run.py); each cell's card
+    # names the cell by its position and first line.
+    "mcp__byre__run_cells": ToolInfo(
+        summary_list="cells",
+        body_key="code",
+        approval="run_cell",
+        covers="running cell {position} again, only while its source is exactly this",
+    ),
 }
 """Every tool the UI knows by name; :func:`tool_info` falls back to a generic entry."""
 
@@ -299,8 +319,12 @@ def allowance_text(allowance: Allowance, limit: int | None = None) -> str:
 
 
 def allowance_words(allowance: Allowance) -> str:
-    """What the allowance covers, in words, for the card (its rule follows them there)."""
+    """What the allowance covers, in words, for the card (its rule follows them there, but
+    for a whole tool or an exact input, which the words and the body above already say)."""
     label = tool_label(allowance.tool)
+    own = tool_info(allowance.tool).covers
+    if own and allowance.scope in ("tool", "input"):
+        return reveal(own.format_map(_fields(allowance)), one_line=True)
     if allowance.scope == "tool":
         return f"every {label} call, whatever its input"
     if allowance.scope == "command":
@@ -314,6 +338,29 @@ def allowance_words(allowance: Allowance) -> str:
     if allowance.scope == "file":
         return f"{label} of this file only"
     return f"only this exact {label} call (the same input)"
+
+
+class _Fields(dict[str, str]):
+    """An input allowance's fields for :attr:`ToolInfo.covers`; a missing one reads "?"."""
+
+    def __missing__(self, key: str) -> str:
+        return "?"
+
+
+def _fields(allowance: Allowance) -> _Fields:
+    try:
+        values = json.loads(allowance.value) if allowance.scope == "input" else {}
+    except ValueError:
+        values = {}
+    if not isinstance(values, dict):
+        return _Fields()
+    return _Fields({str(k): str(v) for k, v in values.items() if isinstance(v, (str, int))})
+
+
+def shows_rule(allowance: Allowance) -> bool:
+    """Whether the card adds the rule after the words: not for a whole tool (the words name
+    it) nor an exact input (the body above is that input)."""
+    return allowance.scope not in ("tool", "input")
 
 
 #: What each kind of allowance covers, in a few words (``%claude permissions``).

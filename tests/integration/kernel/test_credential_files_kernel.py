@@ -1,8 +1,9 @@
 """A ``.env`` in the working folder, with the real CLI in the default permission mode: Claude's
-``Read(.env)`` and ``cat .env`` ask first (app/credentials.py), the user's Deny holds, and no
-secret of the file reaches iopub, the saved notebook, the transcript or the portable record.
-Headless (nbclient, default settings) the reads are denied; allowed there by the user's policy,
-the file reaches the model unchanged and every surface we write holds it redacted."""
+``Read(.env)``, ``cat .env`` and ``Read(notes.txt)`` with ``notes.txt -> .env`` ask first
+(app/credentials.py), the user's Deny holds, and no secret of the file reaches iopub, the saved
+notebook, the transcript or the portable record. Headless (nbclient, default settings) the reads
+are denied; allowed there by the user's policy, the file reaches the model unchanged and every
+surface we write holds it redacted."""
 
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ ANT = "sk-ant-api03-" + "Env7" * 20
 DB_PASSWORD = "tr0ub4dor-env-3"
 URL_PASSWORD = "pg-env-pass-77"
 SECRETS = (ANT, DB_PASSWORD, URL_PASSWORD)
+#: A harmless name in the working folder that is a symlink to .env.
+LINK = "notes.txt"
 ENV_FILE = (
     f"ANTHROPIC_API_KEY={ANT}\nDB_PASSWORD={DB_PASSWORD}\n"
     f"DATABASE_URL=postgres://app:{URL_PASSWORD}@db.internal:5432/app\n"
@@ -77,9 +80,12 @@ def script_reads(api: ScriptedAPI, env_file: Path) -> None:
     def tools(r: ScriptedRequest) -> list[str]:
         return [t["tool_name"] for t in r.last_tool_results]
 
+    # Rules are checked newest first: the last Read's result gets the closing answer.
+    api.on(lambda r: tools(r) == ["Read"], Reply(Text("The reads are done.")))
     api.on("read the env", Reply(ToolUse("Read", {"file_path": str(env_file)})), times=1)
-    api.on(lambda r: tools(r) == ["Read"], Reply(ToolUse("Bash", {"command": "cat .env"})))
-    api.on(lambda r: tools(r) == ["Bash"], Reply(Text("Both reads are done.")))
+    api.on(lambda r: tools(r) == ["Read"], Reply(ToolUse("Bash", {"command": "cat .env"})), times=1)
+    # The finding: a name that is a symlink to .env was read with no card.
+    api.on(lambda r: tools(r) == ["Bash"], Reply(ToolUse("Read", {"file_path": LINK})))
 
 
 def portable_text(outputs: list[dict[str, Any]]) -> str:
@@ -106,6 +112,7 @@ SETUP = (
 def setup(workdir: Path, tmp_path: Path) -> tuple[Path, str]:
     env_file = workdir / ".env"
     env_file.write_text(ENV_FILE)
+    (workdir / LINK).symlink_to(".env")
     transcripts = tmp_path / "transcripts"
     return env_file, SETUP.format(transcripts=str(transcripts))
 
@@ -137,10 +144,13 @@ def test_reads_of_a_credential_file_ask_in_the_default_mode_and_deny_holds(
     run = kernel.submit("%%claude\nplease read the env file", cell_id="cell-env")
     kernel.click_new("Deny")  # Read(.env): the approval card shows
     kernel.click_new("Deny")  # cat .env: a second card
+    kernel.click_new("Deny")  # Read(notes.txt), notes.txt -> .env: a third
     kernel.wait(lambda: run.idle and run.reply is not None, timeout=120)
-    assert "Both reads are done." in run.texts()
+    assert "The reads are done." in run.texts()
     results = [t for r in api.requests for t in r.last_tool_results]
-    assert [(t["tool_name"], t["is_error"]) for t in results] == [("Read", True), ("Bash", True)]
+    assert [(t["tool_name"], t["is_error"]) for t in results] == [
+        ("Read", True), ("Bash", True), ("Read", True)
+    ]  # fmt: skip
     for request in api.requests:  # nothing of the file reached the model
         assert_clean(json.dumps(request.body), "a request to the API")
     assert_clean("\n".join(kernel.iopub), "iopub")
@@ -162,21 +172,27 @@ def execute(cells: list[str], env: dict[str, str], cwd: Path, out: Path) -> Any:
     return nb
 
 
-@pytest.mark.parametrize("policy", ["deny", "allow"])
+@pytest.mark.parametrize(
+    ("policy", "mode"),
+    # bypassPermissions is a standing allowance like any other: a credential file still asks
+    # (the CLI honours a hook's "ask" in that mode), so headless it is denied.
+    [("deny", "default"), ("allow", "default"), ("deny", "bypassPermissions")],
+)
 def test_headless_reads_are_denied_by_default_and_redacted_when_allowed(
     api: ScriptedAPI, cli_path: str, setup: tuple[Path, str], workdir: Path, tmp_path: Path,
-    policy: str,
+    policy: str, mode: str,
 ) -> None:  # fmt: skip
     env_file, load = setup
     script_reads(api, env_file)
     config = load + ("\n%config Claude.headless_permission = 'allow'" if policy == "allow" else "")
+    config += f"\n%config Claude.permission_mode = {mode!r}"
     saved = tmp_path / "headless.ipynb"
     env = kernel_env(api.url, cli_path, tmp_path)
     nb = execute([config, "%%claude\nplease read the env file"], env, workdir, saved)
     outputs = nb.cells[1].outputs
-    assert "Both reads are done." in json.dumps(outputs)
+    assert "The reads are done." in json.dumps(outputs)
     results = [t for r in api.requests for t in r.last_tool_results]
-    assert [t["tool_name"] for t in results] == ["Read", "Bash"]
+    assert [t["tool_name"] for t in results] == ["Read", "Bash", "Read"]
     to_model = json.dumps([r.body for r in api.requests])
     if policy == "deny":
         assert all(t["is_error"] for t in results), results

@@ -132,6 +132,45 @@ async def test_a_standing_allowance_never_answers_a_credential_file_read() -> No
     assert again.cards == 1
 
 
+async def test_no_standing_allowance_answers_a_link_to_a_credential_file(tmp_path: Any) -> None:
+    # The finding: Read(notes.txt) with notes.txt -> .env ran under "Always allow" on Read.
+    (tmp_path / ".env").write_text("KEY=1\n")
+    (tmp_path / "notes.txt").symlink_to(".env")
+    a, one = approvals(), session("c", cwd=str(tmp_path))
+    await a.ask(one, Cell(always(Allowance.for_tool("Read"))), "Read", {"file_path": "a.py"})
+    for path in ("notes.txt", "./x/../notes.txt", "~/.claude/.credentials.json"):
+        asked = Cell(Deny())
+        assert not (await a.ask(one, asked, "Read", {"file_path": path})).allowed, path
+        assert asked.cards == 1, path
+
+
+async def test_no_standing_allowance_answers_an_edit_of_a_claude_cell() -> None:
+    def batch(claude: bool) -> dict[str, Any]:
+        cell = {"cell": "c", "cell_type": "code", "action": "replace", "before": "%%claude\nq",
+                "after": "%%claude\nq {os.environ}", "below": None}  # fmt: skip
+        return {"cells": [{**cell, "claude": True, "fields": ["os.environ"]} if claude else cell]}
+
+    a, one, tool = approvals(), session("c"), "mcp__byre__edit_notebook"
+    await a.ask(one, Cell(always(Allowance.for_tool(tool))), tool, batch(False))
+    assert (await a.ask(one, Cell(Deny()), tool, batch(False))).allowed  # by the allowance
+    asked = Cell(Deny())
+    assert not (await a.ask(one, asked, tool, batch(True))).allowed
+    assert asked.cards == 1
+
+
+async def test_headless_an_edit_of_a_claude_cell_says_why_no_mode_applies_it() -> None:
+    from byre_jupyter.tools import EditApproval
+
+    one = SimpleNamespace(session_id="c", active_turn=None, options=SimpleNamespace(cwd=None))
+    a = Approvals(Claude(), SimpleNamespace(peek=lambda name: one), None, None)  # type: ignore[arg-type]
+    cell = {"cell": "c", "cell_type": "code", "action": "replace", "before": "%%claude\nq",
+            "after": "%%claude\nq {x}", "below": None}  # fmt: skip
+    claude = await a._in_kernel("s", EditApproval({"cells": [{**cell, "claude": True}]}))
+    plain = await a._in_kernel("s", EditApproval({"cells": [cell]}))
+    assert isinstance(claude, Deny) and "a cell that runs Claude" in (claude.message or "")
+    assert isinstance(plain, Deny) and "acceptEdits" in (plain.message or "")
+
+
 async def test_allow_once_keeps_nothing_and_a_deny_says_why() -> None:
     a, one = approvals(), session("c")
     once = Cell(Allow())

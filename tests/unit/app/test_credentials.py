@@ -1,15 +1,23 @@
 """Credential files ask first (app/credentials.py): which paths and calls the hook asks for,
-and that it answers "ask" in every permission mode but bypassPermissions. End to end, with the
+and that it answers "ask" in every permission mode, bypassPermissions too. End to end, with the
 real CLI: tests/integration/kernel/test_credential_files_kernel.py."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from byre_jupyter.app.credentials import credential_paths, credentials_hook, is_credential_path
+from byre_jupyter.app.credentials import (
+    CLASSES,
+    credential_class,
+    credential_paths,
+    credentials_hook,
+    is_credential_path,
+)
 
 
 @pytest.mark.parametrize(
@@ -28,12 +36,133 @@ def test_credential_paths(path: str) -> None:
     assert is_credential_path(path)
 
 
+#: One path of each class of the table (app/credentials.py, CLASSES), and backups of them.
+BY_CLASS = {
+    "environment variables, keys": [".env.production", "deploy/app.env", ".envrc"],
+    "a private key": ["server.pem", "~/.ssh/id_ed25519_sk", "/home/u/.ssh/deploy_key"],
+    "a tool's login": ["~/.netrc", "~/.docker/config.json", "kubeconfig-prod.yaml"],
+    "a cloud or data platform's token": [
+        "~/.kaggle/kaggle.json", "/home/u/.databrickscfg", "~/.cache/huggingface/token",
+        "~/.huggingface/token", "app/.streamlit/secrets.toml",
+        "~/.config/gcloud/application_default_credentials.json",
+    ],
+    "Claude's login": ["~/.claude/.credentials.json", "/root/.claude/.credentials.json"],
+    "a Jupyter token or kernel key": [
+        "~/.local/share/jupyter/runtime/jpserver-4242.json",
+        "/run/user/1000/jupyter/kernel-5f1c2d3e-aaaa-bbbb-cccc-0123456789ab.json",
+        "nbserver-17.json", "jupyter_cookie_secret",
+    ],
+    "a process's environment, command line or open files": [
+        "/proc/self/environ", "/proc/1/environ", "/proc/thread-self/environ",
+        "/proc/12/task/13/environ", "/proc/self/cmdline", "/proc/77/fd/3", "/dev/fd/9",
+    ],
+}  # fmt: skip
+BACKUPS = [".env~", ".env.bak", ".env.swp", "#.env#", "id_rsa.bak", ".netrc.orig", "kaggle.json~"]
+
+
+@pytest.mark.parametrize(
+    ("holds", "path"), [(holds, path) for holds, paths in BY_CLASS.items() for path in paths]
+)
+def test_each_class_of_the_table(holds: str, path: str) -> None:
+    found = credential_class(path, "/nonexistent")
+    assert found is not None and found.holds == holds
+
+
+def test_the_table_has_one_row_per_class() -> None:
+    assert sorted(k.holds for k in CLASSES) == sorted(BY_CLASS)
+
+
+@pytest.mark.parametrize("path", BACKUPS)
+def test_a_backup_or_editor_copy_is_one_too(path: str) -> None:
+    assert is_credential_path(("~/.kaggle/" if "kaggle" in path else "") + path)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A working folder with a .env and names that lead to it (or to other secrets)."""
+    (tmp_path / ".env").write_text("KEY=1\n")
+    (tmp_path / "notes.txt").symlink_to(".env")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "link").symlink_to(tmp_path)  # a folder link: sub/link/.env
+    (tmp_path / "chain").symlink_to("notes.txt")  # a link to a link
+    (tmp_path / "readme.txt").write_text("hello\n")
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["notes.txt", "chain", "./sub/../notes.txt", "sub/link/notes.txt", "{cwd}/notes.txt"],
+)
+def test_a_name_that_leads_to_a_credential_file_is_one(project: Path, path: str) -> None:
+    assert is_credential_path(path.format(cwd=project), str(project))
+    assert not is_credential_path("readme.txt", str(project))
+
+
+def test_dotdot_is_resolved(project: Path) -> None:
+    assert is_credential_path("sub/../.env", str(project))
+    # ".." past the credential's folder: the file reached is not one
+    assert not is_credential_path("~/.ssh/../readme.txt", str(project))
+
+
+def test_proc_self_and_fd_paths_are_resolved(project: Path) -> None:
+    # /proc/self is a symlink to /proc/<pid>; a file descriptor's link names the file it holds
+    assert is_credential_path(f"/proc/{os.getpid()}/environ")
+    with open(project / ".env") as held:
+        assert is_credential_path(f"/proc/self/fd/{held.fileno()}")
+        assert is_credential_path(f"/dev/fd/{held.fileno()}")
+    assert is_credential_path(f"/proc/self/root{project}/notes.txt")
+    assert is_credential_path("/proc/self/cwd/notes.txt", str(project)) == (
+        Path("/proc/self/cwd").resolve() == project
+    )
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("Read", {"file_path": "notes.txt"}),
+        ("Edit", {"file_path": "chain", "old_string": "A", "new_string": "B"}),
+        ("Grep", {"pattern": "KEY", "path": "notes.txt"}),
+        ("Bash", {"command": "cat notes.txt"}),
+        ("Bash", {"command": "head -n 3 sub/link/chain | wc"}),
+        ("Read", {"file_path": "/proc/self/environ"}),
+        ("Bash", {"command": "tr '\\0' '\\n' < /proc/1/environ"}),
+        ("Grep", {"pattern": "BEGIN", "path": "~/.ssh"}),
+        ("Grep", {"pattern": "token", "path": "/home/u/.claude"}),
+        ("Grep", {"pattern": "KEY", "path": "/proc/self"}),
+        ("Grep", {"pattern": "aws_secret", "path": "~/.aws/"}),
+        ("Bash", {"command": "cat /proc/$$/environ"}),
+        ("Bash", {"command": "strings /proc/${PPID}/environ"}),
+        ("Read", {"file_path": "~/.claude/.credentials.json"}),
+        ("Bash", {"command": "cat ~/.kaggle/kaggle.json"}),
+        ("Read", {"file_path": ".env~"}),
+    ],
+)
+def test_calls_through_a_link_or_of_the_new_classes(
+    project: Path, tool: str, args: dict[str, Any]
+) -> None:
+    assert credential_paths(tool, args, str(project))
+
+
+def test_the_hook_resolves_in_the_cli_folder_and_says_what_the_file_holds(project: Path) -> None:
+    hook = credentials_hook()
+    call = {"tool_name": "Read", "tool_input": {"file_path": "notes.txt"}}
+    out = asyncio.run(hook({**call, "permission_mode": "acceptEdits", "cwd": str(project)}))
+    specific = out["hookSpecificOutput"]
+    assert specific["permissionDecision"] == "ask"
+    assert "notes.txt" in specific["permissionDecisionReason"]
+    assert "environment variables" in specific["permissionDecisionReason"]
+    elsewhere = asyncio.run(hook({**call, "permission_mode": "default", "cwd": "/nonexistent"}))
+    assert elsewhere == {}
+
+
 @pytest.mark.parametrize(
     "path",
     [
         ".env.example", ".env.sample", ".env.template", "README.md", "env.py", ".environment",
         "id_utils.py", "~/.ssh/id_rsa.pub", "~/.ssh/known_hosts", "~/.ssh/config",
-        "~/.aws/config", "config", "keys.py", "analysis.ipynb", "", "/",
+        "~/.aws/config", "config", "keys.py", "analysis.ipynb", "", "/", "kernel.json",
+        "kaggle.json", "token", "secrets.toml", "/proc/self/status", "environ", "notes.bak",
+        "backup~", "env.bak",
     ],
 )  # fmt: skip
 def test_ordinary_paths(path: str) -> None:
@@ -72,6 +201,8 @@ def test_calls_that_read_a_credential_file(tool: str, args: dict[str, Any]) -> N
         ("Glob", {"pattern": ".env*"}),  # names, not contents
         ("Write", {"file_path": ".env", "content": "X=1"}),  # nothing of the file comes back
         ("Grep", {"pattern": "env", "path": "src"}),
+        ("Grep", {"pattern": "x", "path": "/home/u/projects"}),
+        ("Grep", {"pattern": "x", "path": "/proc"}),
         ("Bash", {"command": "echo env; ls -la"}),
         ("Bash", {"command": "cat .env.example"}),
         ("Bash", {"command": "pip install python-dotenv"}),
@@ -88,8 +219,10 @@ def decide(mode: str, tool: str, args: Any) -> Any:
     return asyncio.run(hook({"permission_mode": mode, "tool_name": tool, "tool_input": args}))
 
 
-@pytest.mark.parametrize("mode", ["default", "acceptEdits", "plan", "dontAsk", None])
-def test_the_hook_asks_in_every_mode_but_bypass(mode: str | None) -> None:
+@pytest.mark.parametrize(
+    "mode", ["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions", None]
+)
+def test_the_hook_asks_in_every_mode(mode: str | None) -> None:
     out = decide(mode or "", "Read", {"file_path": "/work/.env"})
     specific = out["hookSpecificOutput"]
     assert specific["hookEventName"] == "PreToolUse"
@@ -97,8 +230,7 @@ def test_the_hook_asks_in_every_mode_but_bypass(mode: str | None) -> None:
     assert ".env" in specific["permissionDecisionReason"]
 
 
-def test_the_hook_leaves_bypass_and_other_calls_alone() -> None:
-    assert decide("bypassPermissions", "Read", {"file_path": ".env"}) == {}
+def test_the_hook_leaves_other_calls_alone() -> None:
     assert decide("default", "Read", {"file_path": "notes.md"}) == {}
     assert decide("default", "Read", "not a mapping") == {}
     assert decide("default", None, {"file_path": ".env"}) == {}

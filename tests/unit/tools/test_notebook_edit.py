@@ -300,6 +300,40 @@ async def test_accept_edits_applies_without_asking(
     assert not result.is_error and len(frontend.edits) == 1
 
 
+@pytest.mark.parametrize(
+    ("edit", "fields"),
+    [
+        # The finding: under acceptEdits this applied unseen; the next run of that cell sends
+        # the whole environment.
+        ({"replace": {"cell": "older", "old": "{df}", "new": "{df} {os.environ}"}},
+         ["os.environ"]),
+        ({"replace": {"cell": "a", "old": "x = 1", "new": "%%claude\nsay {obj.prop}"}},
+         ["obj.prop"]),
+        ({"insert": {"after": "a", "cell_type": "code", "source": "%%time\n%%claude\n{key}"}},
+         ["key"]),
+        ({"delete": {"cell": "older"}}, []),
+    ],
+)  # fmt: skip
+async def test_an_edit_of_a_cell_that_runs_claude_asks_in_every_mode(
+    shell: Any, monkeypatch: pytest.MonkeyPatch, edit: dict[str, Any], fields: list[str]
+) -> None:
+    cells = [*CELLS, code("older", "%%time\n%%claude\nsummarise {df}", 3)]
+    frontend = EditingFrontend(cells, {"applied": ["x"]})
+    monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
+    asked: list[ToolApproval] = []
+
+    def deny(request: ToolApproval) -> Deny:
+        asked.append(request)
+        return Deny("no")
+
+    # acceptEdits and bypassPermissions are edit_policy "allow" (app/approvals.py).
+    result = await call(edit_tool(shell, approve=deny, policy="allow"), edit)
+    assert result.is_error and frontend.edits == []
+    (request,) = asked
+    (cell,) = request.input["cells"]
+    assert cell["claude"] is True and cell["fields"] == fields
+
+
 async def test_a_conflict_the_frontend_found_is_refused_to_the_model(
     shell: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -381,3 +381,13 @@ async def test_runs_on_one_shell_take_turns_across_runners(make_kit: Callable[..
     go.set()
     await asyncio.gather(a, b)
     assert first.shell.user_ns["order"] == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    "code",
+    ["get_ipython().run_cell_magic('claude', '', 'hi')", "%%time\n%%claude\nhi", "%claude new"],
+)
+async def test_code_that_runs_claude_is_refused_unrun(kit: Kit, code: str) -> None:
+    result = await kit.call("python", code=code)
+    assert result.is_error and "a turn inside this turn" in text_of(result)
+    assert kit.runs == []

@@ -205,7 +205,7 @@ async def test_output_is_bounded_in_the_cell_and_in_the_result(
         (["nope"], "There is no cell with id 'nope'; the ids are: c1, md, asking, other"),
         (["md"], "is a markdown cell"),
         (["asking"], "is the %%claude cell asking you"),
-        (["other"], "is a %%claude cell"),
+        (["other"], "runs Claude (a %%claude cell)"),
         (["c1"] * (MAX_CELLS + 1), f"at most {MAX_CELLS} per call"),
         ([], "non-empty list of cell ids"),
         ("c1", "non-empty list of cell ids"),
@@ -232,6 +232,31 @@ async def test_refusals_run_nothing(
     assert "run.begin" not in front.methods()
 
 
+@pytest.mark.parametrize(
+    "source",
+    [
+        "%%time\n%%claude\nq",  # the finding: startswith("%%claude") let this start a turn
+        "\n\n%%claude\nq",
+        "# first a comment\n%%claude\nq",
+        "%%capture out\n%%time\n%%claude\nq",
+        "get_ipython().run_cell_magic('claude', '', 'q')",
+        "%claude new",
+        "ran = True\n%claude permissions",
+        "%alias_magic ask claude\n%ask new",
+    ],
+)
+async def test_a_cell_that_runs_claude_however_written_is_refused(
+    make_kit: Callable[..., Kit], frontend: Callable[..., Frontend], source: str
+) -> None:
+    front = frontend(code("sneaky", source), code("asking", "%%claude\nrun it"))
+    kit = make_kit()
+    count = kit.shell.execution_count
+    result = await kit.call("run_cells", cells=["sneaky"])
+    assert result.is_error and "runs Claude" in text_of(result), text_of(result)
+    assert "ran" not in kit.shell.user_ns and kit.shell.execution_count == count
+    assert "run.begin" not in front.methods() and kit.runs == []
+
+
 async def test_without_the_bridge_nothing_runs(kit: Kit, monkeypatch: pytest.MonkeyPatch) -> None:
     for bridge in (None, Bridge()):  # none, or one no frontend said hello on
         monkeypatch.setattr(catalog, "bridge_of", lambda shell, bridge=bridge: bridge)
@@ -244,18 +269,23 @@ async def test_without_the_bridge_nothing_runs(kit: Kit, monkeypatch: pytest.Mon
 async def test_the_python_policy_gates_each_cell(
     make_kit: Callable[..., Kit], frontend: Callable[..., Frontend], policy: str
 ) -> None:
-    asked: list[str] = []
+    asked: list[Any] = []
 
     def approve(request: Any) -> bool:
-        asked.append(request.code)
+        asked.append(request)
         return False
 
     kit = make_kit(policy=policy, approve=approve)
-    front = frontend(code("c1", "ran = True"))
+    front = frontend(code("c0", "x = 1"), code("c1", "ran = True"))
     result = await kit.call("run_cells", cells=["c1"])
     assert result.is_error and "ran" not in kit.shell.user_ns
     assert "run.begin" not in front.methods()
-    assert asked == (["ran = True"] if policy == "ask" else [])
+    # The card names the cell as the user sees it: its place in the notebook, its source.
+    assert [(r.tool, dict(r.input)) for r in asked] == (
+        [("run_cells", {"cell": "c1", "position": 2, "code": "ran = True"})]
+        if policy == "ask"
+        else []
+    )
 
 
 async def test_the_runner_interrupt_stops_a_long_cell(

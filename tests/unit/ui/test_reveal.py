@@ -98,12 +98,30 @@ def test_one_line_text_shows_newlines_and_tabs_too() -> None:
         ("\u0430\u0440\u0440\u04cf\u0435.com", "⟨U+0430⟩⟨U+0440⟩⟨U+0440⟩⟨U+04CF⟩⟨U+0435⟩.com"),
         ("\uff43url x", "⟨U+FF43⟩url x"),  # fullwidth c
         ("p\U0001d422p install", "p⟨U+1D422⟩p install"),  # mathematical bold i
+        # The finding: these passed unmarked.
+        ("curl https://\ua4f2nvoice.example.com", "curl https://⟨U+A4F2⟩nvoice.example.com"),
+        ("\ua4e2\ua4f3\ua4df\ua4f0thing", "⟨U+A4E2⟩⟨U+A4F3⟩⟨U+A4DF⟩⟨U+A4F0⟩thing"),  # Lisu
+        ("git clone https://g\u0131thub.com/x", "git clone https://g⟨U+0131⟩thub.com/x"),
+        ("pip install p\u1d00ndas", "pip install p⟨U+1D00⟩ndas"),  # small capital A
+        ("\u0280\u1d07quests.get(url)", "⟨U+0280⟩⟨U+1D07⟩quests.get(url)"),  # small r, e
+        ("open(\u2ca3ath)", "open(⟨U+2CA3⟩ath)"),  # Coptic ro
+        ("\u146dip install x", "⟨U+146D⟩ip install x"),  # Canadian syllabics ki
+        ("h\u0131\u0307story.py", "h⟨U+0131⟩⟨U+0307⟩story.py"),  # dotless i + dot: an i
+        ("ba\u0338sh run.sh", "ba⟨U+0338⟩sh run.sh"),  # a mark that makes no letter
     ],
 )
 def test_latin_lookalikes_in_words_and_hosts_are_marked(text: str, shown: str) -> None:
     assert reveal(text) == shown
     assert lookalike_positions(text) and count_lookalikes(text) == shown.count("⟨U+")
-    assert "looks like the Latin letter" in reveal_html(text)
+    assert "U+" in reveal_html(text) and "byre-hidden-char" in reveal_html(text)
+
+
+@pytest.mark.parametrize(
+    ("ch", "latin"),
+    [("\ua4f2", "I"), ("\u0131", "i"), ("\u1d00", "a"), ("\ua731", "s"), ("\u2d54", "O")],
+)
+def test_the_marker_names_the_letter_it_passes_for(ch: str, latin: str) -> None:
+    assert f"looks like the Latin letter {latin}" in reveal_html(f"x{ch}x")
 
 
 @pytest.mark.parametrize(
@@ -116,6 +134,10 @@ def test_latin_lookalikes_in_words_and_hosts_are_marked(text: str, shown: str) -
         "https://пример.com",  # a Cyrillic label that is not all look-alikes
         "café naïve Ærøskøbing; Greek αβγ; Καλημέρα κόσμε",
         "Ελληνικά: ο άνθρωπος",  # noqa: RUF001 (Greek prose)
+        "cafe\u0301 re\u0301sume\u0301 Vie\u0323\u0302t",  # accents that compose (macOS NFD)
+        "\ua4e2\ua4f3\ua4df\ua4f0",  # a whole Lisu word
+        # Other scripts' marks: Devanagari vowel signs, Hebrew points
+        "\u0915\u093f\u0924\u093e\u092c \u05e9\u05b8\u05c1\u05dc\u05d5\u05b9\u05dd",
     ],
 )
 def test_ascii_and_whole_words_of_other_scripts_are_left_alone(text: str) -> None:
