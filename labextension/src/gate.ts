@@ -30,7 +30,14 @@ import {
   parseRequest,
   refuse
 } from './protocol';
-import { FindCell, Sanitize, applyRunMessage, parseRunMessage } from './run';
+import {
+  FindCell,
+  RenderMarkdown,
+  Sanitize,
+  applyRunMessage,
+  parseRunMessage,
+  renderMarkdown
+} from './run';
 
 /** What an edit or a run outside a turn reads (the kernel passes it on to Claude). */
 export const NO_TURN =
@@ -133,12 +140,14 @@ export interface Served {
   editable: EditableNotebook;
   find: FindCell;
   sanitize: Sanitize;
+  markdown: RenderMarkdown;
 }
 
-/** Handles one message of the kernel on the bridge comm; returns the reply to send, or null.
- * A request it cannot serve (malformed, or refused) still gets a reply, so the kernel never
- * waits in vain. */
-export function handle(data: unknown, served: Served): Reply | JsonObject | null {
+/** Handles one message of the kernel on the bridge comm; resolves to the reply to send, or
+ * null. A request it cannot serve (malformed, or refused) still gets a reply, so the kernel
+ * never waits in vain. Async only for Markdown's rendering: the caller handles messages one
+ * after the other, in order. */
+export async function handle(data: unknown, served: Served): Promise<Reply | JsonObject | null> {
   const { gate } = served;
   const turn = parseTurnMessage(data);
   if (turn !== null) {
@@ -166,6 +175,12 @@ export function handle(data: unknown, served: Served): Reply | JsonObject | null
     }
     if (run.kind === 'end') {
       gate.runEnded(run.cell);
+    } else {
+      const shown = await renderMarkdown(run.output, served.markdown, served.sanitize);
+      if (shown === null || !gate.running(run.cell)) {
+        return null;
+      }
+      return applyRunMessage({ ...run, output: shown }, served.find);
     }
     return applyRunMessage(run, served.find);
   }
@@ -188,4 +203,15 @@ export function handle(data: unknown, served: Served): Reply | JsonObject | null
     return refuse(data.id, 'the notebook page refused a request it does not accept');
   }
   return null;
+}
+
+/** `handle` for one comm: each message after the one before, in the kernel's order (the
+ * comm delivers the next one while a Markdown output still renders). */
+export function inOrder(served: Served): (data: unknown) => Promise<Reply | JsonObject | null> {
+  let last: Promise<unknown> = Promise.resolve();
+  return data => {
+    const reply = last.then(() => handle(data, served));
+    last = reply.catch(() => undefined);
+    return reply;
+  };
 }

@@ -14,7 +14,7 @@ import { INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/no
 import { Kernel } from '@jupyterlab/services';
 
 import { EditableNotebook } from './edit';
-import { Served, TurnGate, acceptsKernelComm, handle } from './gate';
+import { Served, TurnGate, acceptsKernelComm, inOrder } from './gate';
 import highlight from './highlight';
 import { JsonObject, NotebookView, TARGET, hello } from './protocol';
 import { offerAskClaude } from './ask';
@@ -171,7 +171,8 @@ function serve(panel: NotebookPanel, frontend: string): () => boolean {
     find: id => findIn(widgets())(id),
     // Outputs of a run in place are saved and trusted when the notebook is reopened: their
     // HTML goes through the sanitizer Lab applies to untrusted output (run.ts).
-    sanitize: html => panel.content.rendermime.sanitizer.sanitize(html)
+    sanitize: html => panel.content.rendermime.sanitizer.sanitize(html),
+    markdown: source => panel.content.rendermime.markdownParser?.render(source) ?? null
   };
   const view = served.view;
   const context = panel.sessionContext;
@@ -199,11 +200,18 @@ function serve(panel: NotebookPanel, frontend: string): () => boolean {
     }
     comm = opened;
     gate.reset();
+    const receive = inOrder(served);
     opened.onMsg = msg => {
-      const reply = handle(msg.content.data, served);
-      if (reply && !opened.isDisposed) {
-        opened.send(reply as unknown as JsonObject);
+      if (comm !== opened) {
+        return; // a comm of ours that another replaced: nothing of it is served
       }
+      receive(msg.content.data)
+        .then(reply => {
+          if (reply && !opened.isDisposed) {
+            opened.send(reply as unknown as JsonObject);
+          }
+        })
+        .catch(error => console.error('byre bridge: a message failed', error));
     };
     marks.opened(); // a kernel without byre_jupyter closes the comm at once: they go again
     opened.onClose = () => {

@@ -31,12 +31,19 @@ export type FindCell = (id: string) => RunCell | null;
  * notebook's own sanitizer, `rendermime.sanitizer`, in index.ts). */
 export type Sanitize = (html: string) => string;
 
+/** Markdown to (unsanitized) HTML: Lab's own parser (`rendermime.markdownParser`); null when
+ * the page has none. */
+export type RenderMarkdown = (source: string) => Promise<string> | null;
+
+const MARKDOWN = 'text/markdown';
+
 /** The media types a cell run in place legitimately shows (tools/notebook_run.py `_bundle`:
- * text, images, JSON and a widget's view) and the bridge writes into the cell. An output is
- * saved with the notebook and rendered as trusted when it is reopened, so everything else (a
- * script, `application/javascript`, Markdown or SVG whose HTML would then run) is left out,
- * and HTML is kept only sanitized. */
-const TEXT_MIMES = new Set(['text/plain', 'text/html']);
+ * text, Markdown, images, JSON and a widget's view) and the bridge writes into the cell. An
+ * output is saved with the notebook and rendered as trusted when it is reopened, so anything
+ * else (`application/javascript`, SVG, LaTeX) is left out, HTML is kept only sanitized, and
+ * Markdown only as HTML rendered and sanitized as Lab renders untrusted Markdown
+ * (`renderMarkdown`). */
+const TEXT_MIMES = new Set(['text/plain', 'text/html', MARKDOWN]);
 const IMAGE_MIMES = new Set(['image/png', 'image/jpeg', 'image/gif']);
 const JSON_MIMES = new Set(['application/json', 'application/vnd.jupyter.widget-view+json']);
 const BASE64 = /^[A-Za-z0-9+/=\s]*$/;
@@ -45,7 +52,8 @@ function isStrings(value: unknown): value is string[] {
   return Array.isArray(value) && value.every(item => typeof item === 'string');
 }
 
-/** A display's bundle with only the media types above, HTML sanitized; null if none is left. */
+/** A display's bundle with only the media types above, HTML sanitized (Markdown is left for
+ * `renderMarkdown`); null if none is left. */
 function cleanBundle(data: unknown, sanitize: Sanitize): JsonObject | null {
   if (!isObject(data)) {
     return null;
@@ -101,6 +109,28 @@ export function cleanOutput(output: unknown, sanitize: Sanitize): JsonObject | n
 
 function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value > 0;
+}
+
+/** `output` with its Markdown turned into sanitized HTML, as Lab renders untrusted Markdown (a
+ * bundle that has HTML already shows that, as Lab prefers it); null when nothing is left. */
+export async function renderMarkdown(
+  output: JsonObject,
+  render: RenderMarkdown,
+  sanitize: Sanitize
+): Promise<JsonObject | null> {
+  const data = output.data;
+  if (!isObject(data) || typeof data[MARKDOWN] !== 'string') {
+    return output;
+  }
+  const { [MARKDOWN]: source, ...rest } = data;
+  if (typeof rest['text/html'] !== 'string') {
+    const rendering = render(source as string);
+    const html = rendering === null ? null : await rendering.catch(() => null);
+    if (html !== null) {
+      rest['text/html'] = sanitize(html);
+    }
+  }
+  return Object.keys(rest).length ? { ...output, data: rest as JsonObject } : null;
 }
 
 /** A run message from the kernel, or null for anything else (another module's, junk, or an

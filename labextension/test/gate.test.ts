@@ -2,10 +2,10 @@
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 
-import { NO_TURN, Served, TurnGate, acceptsKernelComm, handle } from '../src/gate';
+import { NO_TURN, Served, TurnGate, acceptsKernelComm, handle, inOrder } from '../src/gate';
 import type { JsonObject, NotebookView } from '../src/protocol';
 import { findIn } from '../src/run';
-import { SANITIZE, notebook, widget } from './fakes';
+import { MARKDOWN, SANITIZE, notebook, widget } from './fakes';
 
 const ASKING = 'ask-1';
 const VICTIM = 'victim';
@@ -23,7 +23,8 @@ function rig() {
     view,
     editable: cells,
     find: findIn([code]),
-    sanitize: SANITIZE
+    sanitize: SANITIZE,
+    markdown: MARKDOWN
   };
   return { cells, code, served, send: (data: unknown) => handle(data, served) };
 }
@@ -84,44 +85,53 @@ test('a turn opens only for a %%claude cell the user ran, once per run', () => {
   assert.equal(gate.inTurn, false);
 });
 
-test('edits and runs outside a turn are refused and change nothing', () => {
+test('a %%claude cell Run all scheduled before byre_jupyter loaded still opens its turn', () => {
+  const gate = new TurnGate();
+  gate.scheduled('load', '%load_ext byre_jupyter');
+  gate.scheduled(ASKING, '%%claude\nchange it');
+  gate.executed('load');
+  gate.reset(); // the comm byre_jupyter announced as it loaded replaces none: no turn carries over
+  assert.equal(gate.begin(ASKING), true);
+});
+
+test('edits and runs outside a turn are refused and change nothing', async () => {
   const { cells, code, send } = rig();
   const before = JSON.stringify(cells.cells);
-  assert.deepEqual(send(edit()), { type: 'reply', id: 'e1', ok: false, error: NO_TURN });
-  send(turn('turn.begin', ASKING)); // announced, but the user never ran that cell
-  assert.deepEqual(send(edit()), { type: 'reply', id: 'e1', ok: false, error: NO_TURN });
-  assert.deepEqual(send(runBegin), { type: 'reply', id: 'r1', ok: false, error: NO_TURN });
-  assert.equal(send(html), null);
+  assert.deepEqual(await send(edit()), { type: 'reply', id: 'e1', ok: false, error: NO_TURN });
+  await send(turn('turn.begin', ASKING)); // announced, but the user never ran that cell
+  assert.deepEqual(await send(edit()), { type: 'reply', id: 'e1', ok: false, error: NO_TURN });
+  assert.deepEqual(await send(runBegin), { type: 'reply', id: 'r1', ok: false, error: NO_TURN });
+  assert.equal(await send(html), null);
   assert.equal(JSON.stringify(cells.cells), before);
   assert.deepEqual(code.outputs, []);
   assert.deepEqual(code.prompts, []);
 });
 
-test('in a turn the user started, edits and runs apply; after it, they are refused again', () => {
+test('in a turn the user started, edits and runs apply; after it, they are refused again', async () => {
   const { cells, code, served, send } = rig();
   served.gate.scheduled(ASKING, '%%claude\nchange it');
-  assert.equal(send(html), null); // no run began: an output has nowhere to go
-  send(turn('turn.begin', ASKING));
-  const applied = send(edit()) as JsonObject;
+  assert.equal(await send(html), null); // no run began: an output has nowhere to go
+  await send(turn('turn.begin', ASKING));
+  const applied = await send(edit()) as JsonObject;
   assert.deepEqual(applied.result, { applied: ['forged', VICTIM] });
   assert.deepEqual(cells.cells[0].metadata, { byre: PROVENANCE });
-  assert.equal(send(html), null);
+  assert.equal(await send(html), null);
   assert.deepEqual(code.outputs, []); // still no run.begin for that cell
-  assert.equal((send(runBegin) as JsonObject).ok, true);
-  send(html);
+  assert.equal((await send(runBegin) as JsonObject).ok, true);
+  await send(html);
   assert.deepEqual(code.outputs, [
     { output_type: 'display_data', data: { 'text/html': 'sanitized:x()HI' }, metadata: {} }
   ]);
-  send(turn('turn.end', ASKING));
-  send(html);
+  await send(turn('turn.end', ASKING));
+  await send(html);
   assert.equal(code.outputs.length, 1);
-  assert.deepEqual(send(edit()), { type: 'reply', id: 'e1', ok: false, error: NO_TURN });
+  assert.deepEqual(await send(edit()), { type: 'reply', id: 'e1', ok: false, error: NO_TURN });
 });
 
-test('in a turn, bad ids, made-up provenance and deleting the asking cell are refused', () => {
+test('in a turn, bad ids, made-up provenance and deleting the asking cell are refused', async () => {
   const { cells, served, send } = rig();
   served.gate.scheduled(ASKING, '%%claude\nchange it');
-  send(turn('turn.begin', ASKING));
+  await send(turn('turn.begin', ASKING));
   const before = JSON.stringify(cells.cells);
   for (const request of [
     edit({ conversation: 'made-up', turn: 666, by: '<b>x</b>' }),
@@ -129,17 +139,46 @@ test('in a turn, bad ids, made-up provenance and deleting the asking cell are re
     edit(PROVENANCE, [{ insert: { after: VICTIM, cell_type: 'code', source: '', id: 'a b' } }]),
     edit(PROVENANCE, [{ delete: { cell: ASKING } }])
   ]) {
-    const reply = send(request) as JsonObject;
+    const reply = await send(request) as JsonObject;
     assert.equal(reply.ok, false, JSON.stringify(request));
   }
-  const missing = send(edit(PROVENANCE, [{ delete: { cell: 'no-such-cell' } }])) as JsonObject;
+  const missing = await send(edit(PROVENANCE, [{ delete: { cell: 'no-such-cell' } }])) as JsonObject;
   assert.match(String((missing.result as JsonObject).refused), /no longer in the notebook/);
   assert.equal(JSON.stringify(cells.cells), before);
 });
 
-test('a request the bridge does not serve gets a refusal, not silence', () => {
+test('a request the bridge does not serve gets a refusal, not silence', async () => {
   const { send } = rig();
-  const reply = send({ type: 'request', id: 'x', method: 'eval', params: {} }) as JsonObject;
+  const reply = await send({ type: 'request', id: 'x', method: 'eval', params: {} }) as JsonObject;
   assert.equal(reply.ok, false);
-  assert.equal(send({ type: 'notify', method: 'eval', params: {} }), null);
+  assert.equal(await send({ type: 'notify', method: 'eval', params: {} }), null);
+});
+
+test('a Markdown output lands as HTML rendered and sanitized, in the order it came', async () => {
+  const { code, served, send } = rig();
+  served.gate.scheduled(ASKING, '%%claude\nrun it');
+  await send(turn('turn.begin', ASKING));
+  await send(runBegin);
+  const markdown = (text: string) => ({
+    type: 'notify',
+    method: 'run.output',
+    params: {
+      cell: VICTIM,
+      output: {
+        output_type: 'display_data',
+        data: { 'text/markdown': text, 'text/plain': '<Markdown>' },
+        metadata: {}
+      }
+    }
+  });
+  const receive = inOrder(served); // as index.ts receives the comm's messages
+  await Promise.all([receive(markdown("**RICH** <img src=x onerror='x()'>")), receive(html)]);
+  assert.deepEqual(code.outputs, [
+    {
+      output_type: 'display_data',
+      data: { 'text/plain': '<Markdown>', 'text/html': 'sanitized:**RICH** ' },
+      metadata: {}
+    },
+    { output_type: 'display_data', data: { 'text/html': 'sanitized:x()HI' }, metadata: {} }
+  ]);
 });

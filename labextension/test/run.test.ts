@@ -3,8 +3,8 @@ import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 
 import type { Json } from '../src/protocol';
-import { applyRunMessage, cleanOutput, findIn, parseRunMessage } from '../src/run';
-import { SANITIZE, widget } from './fakes';
+import { applyRunMessage, cleanOutput, findIn, parseRunMessage, renderMarkdown } from '../src/run';
+import { MARKDOWN, SANITIZE, widget } from './fakes';
 
 const begin = (cell: string, count: unknown = 12) => ({
   type: 'request',
@@ -74,7 +74,7 @@ test('anything else is not a run message', () => {
   }
 });
 
-test('an output is rebuilt from its type\'s fields: HTML sanitized, no script, no metadata', () => {
+test('an output is rebuilt from its type\'s fields: HTML sanitized, no script, no metadata, Markdown left to render', async () => {
   const html = "<script>window.x = 1</script><img src=x onerror='window.x = 2'>TABLE";
   const display = cleanOutput(
     {
@@ -98,10 +98,23 @@ test('an output is rebuilt from its type\'s fields: HTML sanitized, no script, n
     data: {
       'text/html': 'sanitized:window.x = 1TABLE',
       'text/plain': 'df',
+      'text/markdown': '<img src=x onerror=alert(1)>',
       'image/png': 'iVBORw0KGgo=',
       'application/vnd.jupyter.widget-view+json': { model_id: 'm1', version_major: 2 }
     },
     metadata: {}
+  });
+  const shown = await renderMarkdown(display!, MARKDOWN, SANITIZE);
+  assert.deepEqual(shown?.data, {
+    'text/html': 'sanitized:window.x = 1TABLE', // Lab shows the HTML: the Markdown goes
+    'text/plain': 'df',
+    'image/png': 'iVBORw0KGgo=',
+    'application/vnd.jupyter.widget-view+json': { model_id: 'm1', version_major: 2 }
+  });
+  const onlyMarkdown = { output_type: 'display_data', data: { 'text/markdown': 'x' }, metadata: {} };
+  assert.equal(await renderMarkdown(onlyMarkdown, () => null, SANITIZE), null); // no parser
+  assert.deepEqual((await renderMarkdown(onlyMarkdown, MARKDOWN, SANITIZE))?.data, {
+    'text/html': 'sanitized:x'
   });
   const result = cleanOutput(
     { output_type: 'execute_result', data: { 'text/plain': '3' }, execution_count: 4, extra: 1 },
