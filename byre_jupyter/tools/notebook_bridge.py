@@ -24,6 +24,7 @@ will adopt (app/spare.py).
 from __future__ import annotations
 
 import asyncio
+import collections
 import itertools
 import logging
 import weakref
@@ -92,6 +93,10 @@ class Bridge:
         self.refused: str | None = None
         self._pending: dict[str, asyncio.Future[Mapping[str, Any]]] = {}
         self._ids = itertools.count(1)
+        #: The cells whose turn runs (:class:`BridgeTurn`), told again to a frontend that says
+        #: hello during it: Run all sends ``%load_ext`` and a ``%%claude`` cell at once, and the
+        #: hello reaches the kernel only once that cell awaits.
+        self._turns: collections.Counter[str] = collections.Counter()
         #: Where ``editing`` events go (:meth:`listen`): the loop and the callback.
         self._editing: tuple[asyncio.AbstractEventLoop, Callable[[str], None]] | None = None
 
@@ -131,6 +136,8 @@ class Bridge:
             hello = Hello.parse(data)
             self.hello = hello
             self.refused = None if hello is not None else str(data.get("protocol"))[:20]
+            for running in list(self._turns):
+                self.notify("turn.begin", {"cell": running})
         elif data.get("type") == "reply" and isinstance(data.get("id"), str):
             future = self._pending.get(data["id"])
             if future is not None:
@@ -153,6 +160,17 @@ class Bridge:
         except RuntimeError:
             loop = None
         self._editing = (loop, on_editing) if loop is not None and on_editing else None
+
+    def turn_began(self, cell: str) -> None:
+        """The turn of ``cell`` starts: tell the frontend now, or when it says hello."""
+        self._turns[cell] += 1
+        self.notify("turn.begin", {"cell": cell})
+
+    def turn_ended(self, cell: str) -> None:
+        self._turns[cell] -= 1
+        if self._turns[cell] <= 0:
+            del self._turns[cell]
+        self.notify("turn.end", {"cell": cell})
 
     def _fail_pending(self, why: str) -> None:
         for future in list(self._pending.values()):
@@ -205,19 +223,20 @@ class BridgeTurn:
     """A ``%%claude`` turn as the frontend hears of it: ``turn.begin`` for its cell when made,
     ``turn.end`` at :meth:`end` (docs/bridge.md, "Turns"). The frontend opens a turn only for a
     ``%%claude`` cell the user ran there, once per run; nothing is sent without a cell id (no
-    frontend sent one: there is no bridge to tell) or without a connected bridge."""
+    frontend sent one: there is no bridge to tell); a frontend that connects during the turn
+    is told when it says hello."""
 
     def __init__(self, bridge: Bridge | None, cell: str | None) -> None:
         self.cell = cell
         self._bridge = bridge if cell is not None else None
-        if self._bridge is not None:
-            self._bridge.notify("turn.begin", {"cell": cell})
+        if self._bridge is not None and cell is not None:
+            self._bridge.turn_began(cell)
 
     def end(self) -> None:
         """The turn is over (once; later calls do nothing)."""
         bridge, self._bridge = self._bridge, None
-        if bridge is not None:
-            bridge.notify("turn.end", {"cell": self.cell})
+        if bridge is not None and self.cell is not None:
+            bridge.turn_ended(self.cell)
 
     async def around(self, work: Awaitable[_T]) -> _T:
         """Await ``work`` (the turn), then end the turn however it ended."""

@@ -265,9 +265,26 @@ async def test_no_turn_is_announced_without_a_cell_or_a_connected_bridge() -> No
     bridge, comm = connected()
     assert await BridgeTurn(bridge, None).around(asyncio.sleep(0, "done")) == "done"
     assert comm.sent == []
-    unconnected = Bridge()
-    BridgeTurn(unconnected, "cell-1").end()  # nothing to tell, nothing raised
     BridgeTurn(None, "cell-1").end()
+
+
+def test_a_frontend_that_says_hello_during_a_turn_is_told_of_it() -> None:
+    """Run all sends `%load_ext` and a `%%claude` cell at once: the turn starts before the
+    page's hello reaches the kernel, and the page hears of it with the hello's answer."""
+    bridge, comm = Bridge(), FakeComm()
+    bridge.attach(comm)  # the announced comm, no hello yet
+    turn = BridgeTurn(bridge, "cell-1")
+    ended = BridgeTurn(bridge, "cell-2")
+    ended.end()
+    assert comm.sent == []
+    comm.deliver({**HELLO, "path": "a.ipynb"})
+    assert turn_messages(comm) == [("turn.begin", {"cell": "cell-1"})]
+    turn.end()
+    comm.deliver({**HELLO, "path": "a.ipynb"})  # a reloaded page: no turn runs now
+    assert turn_messages(comm) == [
+        ("turn.begin", {"cell": "cell-1"}),
+        ("turn.end", {"cell": "cell-1"}),
+    ]
 
 
 class FakeManager:
