@@ -217,3 +217,28 @@ def test_a_forged_bridge_lands_nothing_and_byres_own_still_works(
     assert "FORGED" not in lab.output_text(4)
     assert lab.page.evaluate("() => window.__forged === undefined")
     lab.screenshot("bridge-forged-lands-nothing.png")
+
+
+def test_run_all_loads_byre_and_a_turn_right_after_it_edits(
+    lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str]
+) -> None:
+    """Run all sends `%load_ext` and the `%%claude` cell at once, so that cell's turn starts
+    before the page's hello reaches the kernel: the page still hears of the turn (with the
+    hello's answer) and applies the edit the user approves in it."""
+    lab.open_notebook(
+        new_notebook(LOAD, "%%claude\nRUNALLEDIT: add a cell"),
+        path=f"runall-{secrets.token_hex(4)}/runall.ipynb",
+        kernel_env=claude_env,
+    )
+    insert = {"after": None, "cell_type": "code", "source": "RUN-ALL", "id": "run-all"}
+    api.on(
+        "RUNALLEDIT",
+        Reply(ToolUse("mcp__byre__edit_notebook", {"edits": [{"insert": insert}]})),
+        times=1,
+    )
+    api.on(lambda r: bool(r.last_tool_results), Reply(Text("RUNALLEDIT-DONE")), times=1)
+    lab.run_all(wait=False)
+    wait_for_card(lab, 1).locator(ALLOW).click()
+    result = tool_result_for(api, "mcp__byre__edit_notebook")
+    assert not result["is_error"] and "run-all" in result["text"], result
+    assert cell_ids(lab)[2] == "run-all"
