@@ -221,10 +221,10 @@ _T = TypeVar("_T")
 
 class BridgeTurn:
     """A ``%%claude`` turn as the frontend hears of it: ``turn.begin`` for its cell when made,
-    ``turn.end`` at :meth:`end` (docs/bridge.md, "Turns"). The frontend opens a turn only for a
-    ``%%claude`` cell the user ran there, once per run; nothing is sent without a cell id (no
-    frontend sent one: there is no bridge to tell); a frontend that connects during the turn
-    is told when it says hello."""
+    ``turn.end`` at :meth:`end` (docs/bridge.md, "Who drives the bridge"). The frontend opens
+    a turn only for a ``%%claude`` cell the user ran there, once per run; nothing is sent
+    without a cell id (no frontend sent one: there is no bridge to tell); a frontend that
+    connects during the turn is told when it says hello."""
 
     def __init__(self, bridge: Bridge | None, cell: str | None) -> None:
         self.cell = cell
