@@ -30,7 +30,7 @@ from ..app.portable import PortableError
 from ..app.turns import TurnRequest, run_turn
 from ..errors import ByreError
 from ..protocol import EFFORT_LEVELS, Image, PermissionMode, model_label
-from ..tools.notebook_bridge import bridge_of
+from ..tools.notebook_bridge import announce_turn, bridge_of
 from ..ui.toolinfo import allowance_lines
 
 __all__ = ["ClaudeMagics", "parse_cell_args"]
@@ -278,10 +278,13 @@ class ClaudeMagics(Magics):
             background=args.bg or detached,
             node=node,
         )
+        # Told now, in the cell's own run: the frontend opens a turn only while the cell runs
+        # (a --bg turn goes on after it), and refuses edits and runs outside one.
+        turn = announce_turn(self.ext.shell, self.ext.cell_id())
         if args.bg:
-            self.ext.schedule(run_turn(self.ext, request))
+            self.ext.schedule(turn.around(run_turn(self.ext, request)))
             return
-        await run_turn(self.ext, request)
+        await turn.around(run_turn(self.ext, request))
 
     # -- %claude ------------------------------------------------------------------------
 

@@ -9,6 +9,12 @@ A tool awaits a reply inside a running ``%%claude`` cell: ipykernel 7.4 handles 
 while an async cell awaits (docs/kernel.md, section 3), on the main thread or on a subshell
 thread, so a reply only ever settles its future through the loop that waits for it.
 
+The kernel tells the frontend when a ``%%claude`` turn starts and ends (``turn.begin``,
+``turn.end``: :class:`BridgeTurn`): the frontend applies edits and shows runs in place only
+inside a turn of a ``%%claude`` cell the user ran on that page, since any code in the kernel can
+open a comm or send on this one (docs/security.md, "A hostile package and the bridge"). For
+the same reason :func:`install_bridge` closes the comms of our target it did not open.
+
 The frontend also sends events, which need no reply: ``editing`` (the user began changing a
 ``%%claude`` cell that ran) goes to the callback :func:`install_bridge` was given, on the loop
 that installed it (the kernel's), so the extension can start the spare CLI that cell's re-run
@@ -18,12 +24,13 @@ will adopt (app/spare.py).
 from __future__ import annotations
 
 import asyncio
+import collections
 import itertools
 import logging
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import ByreError
 
@@ -32,7 +39,9 @@ __all__ = [
     "TARGET",
     "Bridge",
     "BridgeError",
+    "BridgeTurn",
     "Hello",
+    "announce_turn",
     "bridge_of",
     "install_bridge",
     "uninstall_bridge",
@@ -41,8 +50,9 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 TARGET = "byre.bridge"
-#: The message shapes' version (labextension/src/protocol.ts says the same).
-PROTOCOL = 2
+#: The message shapes' version (labextension/src/protocol.ts says the same); 3: the turn
+#: announcements, without which the frontend refuses edits and runs.
+PROTOCOL = 3
 #: How long a request waits for the frontend. A read of the model is milliseconds; a page
 #: that went away never answers.
 REQUEST_TIMEOUT = 10.0
@@ -83,6 +93,10 @@ class Bridge:
         self.refused: str | None = None
         self._pending: dict[str, asyncio.Future[Mapping[str, Any]]] = {}
         self._ids = itertools.count(1)
+        #: The cells whose turn runs (:class:`BridgeTurn`), told again to a frontend that says
+        #: hello during it: Run all sends ``%load_ext`` and a ``%%claude`` cell at once, and the
+        #: hello reaches the kernel only once that cell awaits.
+        self._turns: collections.Counter[str] = collections.Counter()
         #: Where ``editing`` events go (:meth:`listen`): the loop and the callback.
         self._editing: tuple[asyncio.AbstractEventLoop, Callable[[str], None]] | None = None
 
@@ -122,6 +136,8 @@ class Bridge:
             hello = Hello.parse(data)
             self.hello = hello
             self.refused = None if hello is not None else str(data.get("protocol"))[:20]
+            for running in list(self._turns):
+                self.notify("turn.begin", {"cell": running})
         elif data.get("type") == "reply" and isinstance(data.get("id"), str):
             future = self._pending.get(data["id"])
             if future is not None:
@@ -144,6 +160,17 @@ class Bridge:
         except RuntimeError:
             loop = None
         self._editing = (loop, on_editing) if loop is not None and on_editing else None
+
+    def turn_began(self, cell: str) -> None:
+        """The turn of ``cell`` starts: tell the frontend now, or when it says hello."""
+        self._turns[cell] += 1
+        self.notify("turn.begin", {"cell": cell})
+
+    def turn_ended(self, cell: str) -> None:
+        self._turns[cell] -= 1
+        if self._turns[cell] <= 0:
+            del self._turns[cell]
+        self.notify("turn.end", {"cell": cell})
 
     def _fail_pending(self, why: str) -> None:
         for future in list(self._pending.values()):
@@ -189,6 +216,36 @@ class Bridge:
         return result
 
 
+_T = TypeVar("_T")
+
+
+class BridgeTurn:
+    """A ``%%claude`` turn as the frontend hears of it: ``turn.begin`` for its cell when made,
+    ``turn.end`` at :meth:`end` (docs/bridge.md, "Who drives the bridge"). The frontend opens
+    a turn only for a ``%%claude`` cell the user ran there, once per run; nothing is sent
+    without a cell id (no frontend sent one: there is no bridge to tell); a frontend that
+    connects during the turn is told when it says hello."""
+
+    def __init__(self, bridge: Bridge | None, cell: str | None) -> None:
+        self.cell = cell
+        self._bridge = bridge if cell is not None else None
+        if self._bridge is not None and cell is not None:
+            self._bridge.turn_began(cell)
+
+    def end(self) -> None:
+        """The turn is over (once; later calls do nothing)."""
+        bridge, self._bridge = self._bridge, None
+        if bridge is not None and self.cell is not None:
+            bridge.turn_ended(self.cell)
+
+    async def around(self, work: Awaitable[_T]) -> _T:
+        """Await ``work`` (the turn), then end the turn however it ended."""
+        try:
+            return await work
+        finally:
+            self.end()
+
+
 def _settle(future: asyncio.Future[Mapping[str, Any]], data: Mapping[str, Any]) -> None:
     if not future.done():
         future.set_result(data)
@@ -209,12 +266,21 @@ def bridge_of(shell: Any) -> Bridge | None:
     return None if kernel is None else _BRIDGES.get(kernel)
 
 
+def announce_turn(shell: Any, cell: str | None) -> BridgeTurn:
+    """Tell the frontend of ``shell``'s kernel that the turn of ``cell`` starts (the running
+    ``%%claude`` cell's id); call :meth:`BridgeTurn.end`, or await it ``around`` the turn."""
+    return BridgeTurn(bridge_of(shell), cell)
+
+
 def install_bridge(shell: Any, on_editing: Callable[[str], None] | None = None) -> Bridge | None:
     """Register the comm target and open the comm toward a frontend that is already there;
     ``editing`` events go to ``on_editing`` (:meth:`Bridge.listen`).
 
     Nothing happens without a kernel (terminal IPython); a frontend without the extension
     has no such target and closes the kernel's comm at once, which only means no bridge.
+    A comm of our target that other code opened (or took from the frontend) before we loaded
+    is closed first: the frontend keeps the first comm announced to it and refuses any other
+    while that one is open, so a stray one would leave byre_jupyter without a bridge.
     """
     kernel = getattr(shell, "kernel", None)
     if kernel is None:
@@ -226,7 +292,9 @@ def install_bridge(shell: Any, on_editing: Callable[[str], None] | None = None) 
     try:
         import comm as comm_package
 
-        comm_package.get_comm_manager().register_target(TARGET, bridge.opened)
+        manager = comm_package.get_comm_manager()
+        manager.register_target(TARGET, bridge.opened)
+        _close_strays(manager, bridge)
         announced = comm_package.create_comm(
             target_name=TARGET, data={"type": "announce", "protocol": PROTOCOL}
         )
@@ -235,6 +303,17 @@ def install_bridge(shell: Any, on_editing: Callable[[str], None] | None = None) 
         return bridge
     bridge.attach(announced)
     return bridge
+
+
+def _close_strays(manager: Any, bridge: Bridge) -> None:
+    """Close every open comm of our target but the bridge's own."""
+    comms = getattr(manager, "comms", None)
+    if not isinstance(comms, Mapping):
+        return
+    for comm in list(comms.values()):
+        if getattr(comm, "target_name", None) == TARGET and comm is not bridge._comm:
+            log.warning("byre: closing a %s comm byre_jupyter did not open", TARGET)
+            comm.close()
 
 
 def uninstall_bridge(shell: Any) -> None:

@@ -8,6 +8,7 @@
  * every edit still holds: a `replace` whose `old` no longer occurs exactly once is refused, and
  * nothing of the batch is applied, so the user's text is kept.
  */
+import { isCellId, isObject } from './protocol';
 import type { Json, JsonObject, Reply } from './protocol';
 
 export type EditOp =
@@ -21,7 +22,14 @@ export interface EditRequest {
   method: 'edit';
   edits: EditOp[];
   /** `metadata.byre` of every cell the batch touches: `{conversation, turn}`. */
-  provenance: JsonObject;
+  provenance: Provenance;
+}
+
+/** Which turn of which conversation made an edit: exactly these two fields, as the kernel
+ * writes them (app/approvals.py), since they are saved into the notebook. */
+export interface Provenance extends JsonObject {
+  conversation: string;
+  turn: number | null;
 }
 
 /** What applying needs of the notebook model (index.ts implements it over Lab's model). */
@@ -35,8 +43,27 @@ export interface EditableNotebook {
   remove(id: string): void;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+/** A CLI session id (a UUID), or "" before the CLI named one. */
+const CONVERSATION = /^[A-Za-z0-9-]{0,64}$/;
+/** More turns than any conversation has: the number is a counter, not a payload. */
+const MAX_TURN = 1_000_000;
+
+/** The provenance of an edit request, or null when it is not of that exact shape. */
+export function parseProvenance(value: unknown): Provenance | null {
+  if (!isObject(value) || Object.keys(value).some(k => k !== 'conversation' && k !== 'turn')) {
+    return null;
+  }
+  const { conversation, turn } = value;
+  if (typeof conversation !== 'string' || !CONVERSATION.test(conversation)) {
+    return null;
+  }
+  if (turn === null || turn === undefined) {
+    return { conversation, turn: null };
+  }
+  if (typeof turn !== 'number' || !Number.isInteger(turn) || turn < 0 || turn > MAX_TURN) {
+    return null;
+  }
+  return { conversation, turn };
 }
 
 function parseOp(item: unknown): EditOp | null {
@@ -48,7 +75,7 @@ function parseOp(item: unknown): EditOp | null {
   const remove = item.delete;
   if (isObject(insert)) {
     const { after, cell_type: cellType, source, id } = insert;
-    if (typeof after !== 'string' || typeof source !== 'string' || typeof id !== 'string') {
+    if (!isCellId(after) || typeof source !== 'string' || !isCellId(id)) {
       return null;
     }
     if (cellType !== 'code' && cellType !== 'markdown') {
@@ -58,18 +85,19 @@ function parseOp(item: unknown): EditOp | null {
   }
   if (isObject(replace)) {
     const { cell, old, new: text } = replace;
-    if (typeof cell !== 'string' || typeof old !== 'string' || typeof text !== 'string' || !old) {
+    if (!isCellId(cell) || typeof old !== 'string' || typeof text !== 'string' || !old) {
       return null;
     }
     return { kind: 'replace', cell, old, new: text };
   }
-  if (isObject(remove) && typeof remove.cell === 'string') {
+  if (isObject(remove) && isCellId(remove.cell)) {
     return { kind: 'delete', cell: remove.cell };
   }
   return null;
 }
 
-/** An edit request from the kernel, or null for anything else (ignored, never thrown on). */
+/** An edit request from the kernel, or null for anything else: another message, or an edit
+ * whose ids or provenance are not of the kernel's shape (refused whole, never thrown on). */
 export function parseEdit(data: unknown): EditRequest | null {
   if (!isObject(data) || data.type !== 'request' || typeof data.id !== 'string') {
     return null;
@@ -85,9 +113,10 @@ export function parseEdit(data: unknown): EditRequest | null {
     }
     edits.push(op);
   }
-  const provenance = isObject(data.params.provenance)
-    ? (data.params.provenance as JsonObject)
-    : {};
+  const provenance = parseProvenance(data.params.provenance);
+  if (provenance === null) {
+    return null;
+  }
   return { type: 'request', id: data.id, method: 'edit', edits, provenance };
 }
 

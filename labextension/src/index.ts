@@ -5,24 +5,20 @@
  * it applies the cell edits the user approved to that model (edit.ts), shows the cells the
  * kernel runs in place (run.ts), offers "Ask Claude" on errors (ask.ts) and "Run again" on
  * stale answers (rerun.ts) while the comm is open, and tells the kernel when a `%%claude` cell
- * that ran is being edited (editing.ts) (docs/bridge.md).
+ * that ran is being edited (editing.ts) (docs/bridge.md). What the kernel may do, and when, is
+ * gate.ts's: only byre_jupyter's announced comm, and edits and runs only in a `%%claude` turn
+ * the user started on this page.
  */
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel } from '@jupyterlab/services';
 
-import { EditableNotebook, applyEdits, parseEdit } from './edit';
+import { EditableNotebook } from './edit';
+import { Served, TurnGate, acceptsKernelComm, inOrder } from './gate';
 import highlight from './highlight';
-import {
-  JsonObject,
-  NotebookView,
-  TARGET,
-  answer,
-  hello,
-  parseRequest
-} from './protocol';
+import { JsonObject, NotebookView, TARGET, hello } from './protocol';
 import { offerAskClaude } from './ask';
-import { CodeCellWidget, applyRunMessage, findIn, parseRunMessage } from './run';
+import { CodeCellWidget, findIn } from './run';
 import { RERUN_CLASS, marksIn, offerRunAgain } from './rerun';
 import { EditWatch } from './editing';
 
@@ -118,8 +114,8 @@ function watchMarks(
 }
 
 /** Tells the kernel, through `watch`, of each source change of `panel`'s code cells (those
- * added later too), and of each cell Lab runs in it. */
-function watchEdits(panel: NotebookPanel, watch: EditWatch): void {
+ * added later too), and `gate` of each cell Lab runs in it and of each run that ends. */
+function watchEdits(panel: NotebookPanel, watch: EditWatch, gate: TurnGate): void {
   const watched = new WeakSet<object>();
   const follow = (): void => {
     const cells = panel.content.model?.cells;
@@ -142,19 +138,43 @@ function watchEdits(panel: NotebookPanel, watch: EditWatch): void {
     follow();
     panel.content.model?.cells.changed.connect(follow);
   }).catch(() => undefined); // a notebook that failed to load has no cells to watch
-  const scheduled = (_: unknown, args: { notebook: unknown; cell: { model: { id: string } } }) => {
+  type Ran = { notebook: unknown; cell: { model: { id: string; sharedModel: Source } } };
+  type Source = { getSource(): string };
+  const scheduled = (_: unknown, args: Ran) => {
     if (args.notebook === panel.content) {
-      watch.ran(args.cell.model.id);
+      const model = args.cell.model;
+      watch.ran(model.id);
+      gate.scheduled(model.id, model.sharedModel.getSource());
+    }
+  };
+  const executed = (_: unknown, args: Ran) => {
+    if (args.notebook === panel.content) {
+      gate.executed(args.cell.model.id);
     }
   };
   NotebookActions.executionScheduled.connect(scheduled);
-  panel.disposed.connect(() => NotebookActions.executionScheduled.disconnect(scheduled));
+  NotebookActions.executed.connect(executed);
+  panel.disposed.connect(() => {
+    NotebookActions.executionScheduled.disconnect(scheduled);
+    NotebookActions.executed.disconnect(executed);
+  });
 }
 
 /** Serves `panel`'s notebook; returns whether byre_jupyter's comm is open for it now. */
 function serve(panel: NotebookPanel, frontend: string): () => boolean {
-  const view = viewOf(panel);
-  const editable = editableOf(panel);
+  const gate = new TurnGate();
+  const widgets = () => panel.content.widgets as unknown as readonly CodeCellWidget[];
+  const served: Served = {
+    gate,
+    view: viewOf(panel),
+    editable: editableOf(panel),
+    find: id => findIn(widgets())(id),
+    // Outputs of a run in place are saved and trusted when the notebook is reopened: their
+    // HTML goes through the sanitizer Lab applies to untrusted output (run.ts).
+    sanitize: html => panel.content.rendermime.sanitizer.sanitize(html),
+    markdown: source => panel.content.rendermime.markdownParser?.render(source) ?? null
+  };
+  const view = served.view;
   const context = panel.sessionContext;
   const registered = new WeakSet<Kernel.IKernelConnection>();
   let comm: Kernel.IComm | null = null;
@@ -167,36 +187,37 @@ function serve(panel: NotebookPanel, frontend: string): () => boolean {
       }
       comm.send(event);
       return true;
-    })
+    }),
+    gate
   );
+  const live = () => comm !== null && !comm.isDisposed;
 
+  /** Serve over `opened` from now on (this page opened it: a comm of ours replaces its own
+   * older one, after a restart or a kernel change). */
   const attach = (opened: Kernel.IComm): void => {
     if (comm && comm !== opened && !comm.isDisposed) {
       comm.dispose();
     }
     comm = opened;
+    gate.reset();
+    const receive = inOrder(served);
     opened.onMsg = msg => {
-      const run = parseRunMessage(msg.content.data);
-      if (run) {
-        const widgets = panel.content.widgets as unknown as readonly CodeCellWidget[];
-        const reply = applyRunMessage(run, findIn(widgets));
-        if (reply && !opened.isDisposed) {
-          opened.send(reply);
-        }
-        return;
+      if (comm !== opened) {
+        return; // a comm of ours that another replaced: nothing of it is served
       }
-      const data = msg.content.data;
-      const request = parseRequest(data);
-      const edit = request ? null : parseEdit(data);
-      const reply = request ? answer(request, view) : edit ? applyEdits(edit, editable) : null;
-      if (reply && !opened.isDisposed) {
-        opened.send(reply as unknown as JsonObject);
-      }
+      receive(msg.content.data)
+        .then(reply => {
+          if (reply && !opened.isDisposed) {
+            opened.send(reply as unknown as JsonObject);
+          }
+        })
+        .catch(error => console.error('byre bridge: a message failed', error));
     };
     marks.opened(); // a kernel without byre_jupyter closes the comm at once: they go again
     opened.onClose = () => {
       if (comm === opened) {
         comm = null;
+        gate.reset();
         marks.closed();
       }
     };
@@ -208,8 +229,13 @@ function serve(panel: NotebookPanel, frontend: string): () => boolean {
     }
     if (!registered.has(kernel)) {
       registered.add(kernel);
-      // The kernel opens the comm itself when byre_jupyter loads after the kernel started.
-      kernel.registerCommTarget(TARGET, (opened: Kernel.IComm) => {
+      // The kernel opens the comm itself when byre_jupyter loads after the kernel started:
+      // taken only as gate.ts says (never in place of a live one); else closed at once.
+      kernel.registerCommTarget(TARGET, (opened: Kernel.IComm, msg) => {
+        if (!acceptsKernelComm(msg.content.data, live())) {
+          opened.close();
+          return;
+        }
         attach(opened);
         opened.send(hello(view, frontend));
       });
@@ -233,7 +259,7 @@ function serve(panel: NotebookPanel, frontend: string): () => boolean {
     void context.ready.then(() => connect(change.newValue));
   });
   void context.ready.then(() => connect(context.session?.kernel));
-  return () => comm !== null && !comm.isDisposed;
+  return live;
 }
 
 const plugin: JupyterFrontEndPlugin<void> = {

@@ -10,8 +10,10 @@
 export const TARGET = 'byre.bridge';
 /** This extension's version (package.json's; a unit test holds them equal). */
 export const VERSION = '0.1.0';
-/** Bumped when a message changes shape; the kernel refuses a bridge it does not speak. */
-export const PROTOCOL = 2;
+/** Bumped when a message changes shape; the kernel refuses a bridge it does not speak.
+ * 3: the kernel announces its `%%claude` turns (`turn.begin`, `turn.end`), and the frontend
+ * refuses edits and runs outside them. */
+export const PROTOCOL = 3;
 /** Longest text kept of one output field: the kernel bounds again, this only keeps the comm
  * message small when a cell printed megabytes. */
 export const MAX_TEXT = 65536;
@@ -60,8 +62,20 @@ export function hello(view: NotebookView, frontend: string): Hello {
   return { type: 'hello', protocol: PROTOCOL, version: VERSION, frontend, path: view.path() };
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
+export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** An nbformat cell id (1 to 64 letters, digits, `-`, `_`): tools/notebook_edit.py's rule. */
+const CELL_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+export function isCellId(value: unknown): value is string {
+  return typeof value === 'string' && CELL_ID.test(value);
+}
+
+/** The reply that refuses a request: the kernel reads `error`, and never waits in vain. */
+export function refuse(id: string, error: string): Reply {
+  return { type: 'reply', id, ok: false, error };
 }
 
 /** A request from the kernel, or null for anything else (ignored, never thrown on). */

@@ -2,46 +2,8 @@
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 
-import { EditableNotebook, applyEdits, parseEdit } from '../src/edit';
-import type { JsonObject } from '../src/protocol';
-
-interface FakeCell {
-  id: string;
-  source: string;
-  metadata: JsonObject;
-  cell_type?: string;
-}
-
-function notebook(cells: FakeCell[]): EditableNotebook & { cells: FakeCell[] } {
-  const find = (id: string): FakeCell => {
-    const cell = cells.find(c => c.id === id);
-    if (!cell) {
-      throw new Error(`no cell ${id}`);
-    }
-    return cell;
-  };
-  return {
-    cells,
-    ids: () => cells.map(c => c.id),
-    source: id => find(id).source,
-    insert: (index, json) => {
-      cells.splice(index, 0, {
-        id: String(json.id),
-        source: String(json.source),
-        cell_type: String(json.cell_type),
-        metadata: json.metadata as JsonObject
-      });
-    },
-    splice: (id, start, end, text, provenance) => {
-      const cell = find(id);
-      cell.source = cell.source.slice(0, start) + text + cell.source.slice(end);
-      cell.metadata = { ...cell.metadata, byre: provenance };
-    },
-    remove: id => {
-      cells.splice(cells.indexOf(find(id)), 1);
-    }
-  };
-}
+import { applyEdits, parseEdit } from '../src/edit';
+import { notebook } from './fakes';
 
 const PROVENANCE = { conversation: 'c-1', turn: 2 };
 
@@ -57,6 +19,43 @@ test('only well-formed edit requests are parsed', () => {
   const parsed = parseEdit(request([{ delete: { cell: 'a' } }]));
   assert.deepEqual(parsed?.edits, [{ kind: 'delete', cell: 'a' }]);
   assert.deepEqual(parsed?.provenance, PROVENANCE);
+});
+
+test('an edit with ids or provenance not of the kernel\'s shape is not parsed', () => {
+  const insert = (id: string, after = 'a') => [{ insert: { after, cell_type: 'code', source: '', id } }];
+  for (const edits of [
+    insert('has space'),
+    insert('x'.repeat(65)),
+    insert(''),
+    insert('ok', '<img>'),
+    [{ replace: { cell: 'a"b', old: 'x', new: 'y' } }],
+    [{ delete: { cell: '' } }]
+  ]) {
+    assert.equal(parseEdit(request(edits)), null, JSON.stringify(edits));
+  }
+  const withProvenance = (provenance: unknown) => ({
+    type: 'request',
+    id: '9',
+    method: 'edit',
+    params: { edits: [{ delete: { cell: 'a' } }], provenance }
+  });
+  for (const provenance of [
+    undefined,
+    {},
+    { conversation: 'c-1', turn: 2, by: 'someone' },
+    { conversation: '<b>x</b>', turn: 2 },
+    { conversation: 'c'.repeat(65), turn: 2 },
+    { conversation: 'c-1', turn: -1 },
+    { conversation: 'c-1', turn: 1.5 },
+    { conversation: 'c-1', turn: '2' },
+    { conversation: 7, turn: 2 }
+  ]) {
+    assert.equal(parseEdit(withProvenance(provenance)), null, JSON.stringify(provenance));
+  }
+  assert.deepEqual(parseEdit(withProvenance({ conversation: '', turn: null }))?.provenance, {
+    conversation: '',
+    turn: null
+  });
 });
 
 test('a batch applies in order: insert below, replace, delete, provenance on each', () => {

@@ -115,6 +115,8 @@ class FakeFrontend:
         )
 
     def _answer(self, data: dict[str, Any]) -> None:
+        if data.get("type") != "request":
+            return  # a notification (the turn's announcements) needs no answer
         self.requests.append(data)
         result = {"path": "work/analysis.ipynb", "dirty": True, "cells": self.cells}
         reply = {"type": "reply", "id": data["id"], "ok": True, "result": result}

@@ -72,7 +72,13 @@ def test_the_kernels_interrupt_stops_a_long_run_in_place_and_the_kernel_goes_on(
     kernel.wait(lambda: run.idle and run.reply is not None, timeout=60)
     error = frontend.outputs("long")[-1]
     assert error["output_type"] == "error" and error["ename"] == "KeyboardInterrupt", error
-    assert frontend.notified[-1]["method"] == "run.end"
+    runs = [n["method"] for n in frontend.notified if n["method"].startswith("run.")]
+    assert runs[-1] == "run.end", runs
+    # The %%claude cell's turn was announced to the page around it, ■ or not (docs/bridge.md).
+    turns = [
+        (n["method"], n["params"]) for n in frontend.notified if n["method"].startswith("turn.")
+    ]
+    assert turns == [("turn.begin", {"cell": "asking"}), ("turn.end", {"cell": "asking"})], turns
     assert "False" in kernel.run("print('finished' in dir())").texts()
     api.on("are you there", Reply(Text("still here")))
     assert "still here" in kernel.run("%%claude\nare you there?", cell_id="next").texts()

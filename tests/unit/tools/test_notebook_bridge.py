@@ -1,5 +1,6 @@
 """The kernel's end of the frontend bridge (docs/bridge.md) over a stand-in comm: the hello,
-requests answered by id (from another thread too), and every way a request can fail."""
+requests answered by id (from another thread too), every way a request can fail, the turn
+announcements, and the stray comms of our target closed when byre_jupyter loads."""
 
 from __future__ import annotations
 
@@ -11,7 +12,18 @@ from typing import Any
 import pytest
 
 from byre_jupyter.app.doctor import bridge_check
-from byre_jupyter.tools.notebook_bridge import PROTOCOL, Bridge, BridgeError, Hello
+from byre_jupyter.tools import notebook_bridge
+from byre_jupyter.tools.notebook_bridge import (
+    PROTOCOL,
+    TARGET,
+    Bridge,
+    BridgeError,
+    BridgeTurn,
+    Hello,
+    announce_turn,
+    install_bridge,
+    uninstall_bridge,
+)
 
 HELLO = {"type": "hello", "protocol": PROTOCOL, "version": "0.1.0", "frontend": "lab"}
 
@@ -19,7 +31,8 @@ HELLO = {"type": "hello", "protocol": PROTOCOL, "version": "0.1.0", "frontend": 
 class FakeComm:
     """What ipykernel's Comm offers the bridge: send, on_msg, on_close, close."""
 
-    def __init__(self) -> None:
+    def __init__(self, target_name: str = TARGET) -> None:
+        self.target_name = target_name
         self.sent: list[dict[str, Any]] = []
         self.handler: Callable[[dict[str, Any]], None] | None = None
         self.close_handler: Callable[[dict[str, Any]], None] | None = None
@@ -223,3 +236,112 @@ def test_doctor_explains_the_frontends_without_a_bridge() -> None:
     assert vscode is not None and "VS Code" in vscode.detail and "saved file" in vscode.detail
     assert headless is not None and "headless" in headless.detail
     assert bridge_check(None, "terminal", vscode=False) is None
+
+
+def turn_messages(comm: FakeComm) -> list[tuple[str, Any]]:
+    return [
+        (m["method"], m["params"]) for m in comm.sent if str(m.get("method")).startswith("turn.")
+    ]
+
+
+async def test_a_turn_is_announced_when_it_starts_and_when_it_ends_however_it_ends() -> None:
+    bridge, comm = connected()
+    turn = BridgeTurn(bridge, "cell-1")
+    assert turn_messages(comm) == [("turn.begin", {"cell": "cell-1"})]
+
+    async def fails() -> None:
+        raise BridgeError("the turn failed")
+
+    with pytest.raises(BridgeError):
+        await turn.around(fails())
+    turn.end()  # once only
+    assert turn_messages(comm) == [
+        ("turn.begin", {"cell": "cell-1"}),
+        ("turn.end", {"cell": "cell-1"}),
+    ]
+
+
+async def test_no_turn_is_announced_without_a_cell_or_a_connected_bridge() -> None:
+    bridge, comm = connected()
+    assert await BridgeTurn(bridge, None).around(asyncio.sleep(0, "done")) == "done"
+    assert comm.sent == []
+    BridgeTurn(None, "cell-1").end()
+
+
+def test_a_frontend_that_says_hello_during_a_turn_is_told_of_it() -> None:
+    """Run all sends `%load_ext` and a `%%claude` cell at once: the turn starts before the
+    page's hello reaches the kernel, and the page hears of it with the hello's answer."""
+    bridge, comm = Bridge(), FakeComm()
+    bridge.attach(comm)  # the announced comm, no hello yet
+    turn = BridgeTurn(bridge, "cell-1")
+    ended = BridgeTurn(bridge, "cell-2")
+    ended.end()
+    assert comm.sent == []
+    comm.deliver({**HELLO, "path": "a.ipynb"})
+    assert turn_messages(comm) == [("turn.begin", {"cell": "cell-1"})]
+    turn.end()
+    comm.deliver({**HELLO, "path": "a.ipynb"})  # a reloaded page: no turn runs now
+    assert turn_messages(comm) == [
+        ("turn.begin", {"cell": "cell-1"}),
+        ("turn.end", {"cell": "cell-1"}),
+    ]
+
+
+class FakeManager:
+    """The comm package's manager as the bridge uses it: targets and the open comms."""
+
+    def __init__(self, *comms: FakeComm) -> None:
+        self.comms = {str(i): c for i, c in enumerate(comms)}
+        self.targets: dict[str, Any] = {}
+
+    def register_target(self, name: str, callback: Any) -> None:
+        self.targets[name] = callback
+
+    def unregister_target(self, name: str, callback: Any) -> None:
+        self.targets.pop(name, None)
+
+
+class FakeKernel:
+    pass
+
+
+class FakeShell:
+    def __init__(self) -> None:
+        self.kernel = FakeKernel()
+
+
+def test_loading_closes_the_comms_of_our_target_it_did_not_open(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Kernel code that opened a `byre.bridge` comm before byre_jupyter loaded would keep the
+    frontend's bridge (it refuses a second while one is open): that comm is closed first."""
+    import comm as comm_package
+
+    forged, other = FakeComm(), FakeComm("jupyter.widget")
+    manager = FakeManager(forged, other)
+    announced: list[FakeComm] = []
+
+    def create_comm(target_name: str, data: dict[str, Any]) -> FakeComm:
+        assert forged.closed  # before the announcement reaches the frontend
+        made = FakeComm(target_name)
+        made.sent.append(data)
+        announced.append(made)
+        return made
+
+    monkeypatch.setattr(comm_package, "get_comm_manager", lambda: manager)
+    monkeypatch.setattr(comm_package, "create_comm", create_comm)
+    shell = FakeShell()
+    bridge = install_bridge(shell)
+    assert bridge is not None and forged.closed and not other.closed
+    assert announced[0].sent == [{"type": "announce", "protocol": PROTOCOL}]
+    bridge.opened(announced[0], {"content": {"data": {**HELLO, "path": "a.ipynb"}}})
+
+    with_turn = announce_turn(shell, "cell-9")
+    with_turn.end()
+    assert turn_messages(announced[0]) == [
+        ("turn.begin", {"cell": "cell-9"}),
+        ("turn.end", {"cell": "cell-9"}),
+    ]
+    uninstall_bridge(shell)
+    assert announced[0].closed
+    assert notebook_bridge.bridge_of(shell) is None

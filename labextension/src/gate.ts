@@ -1,0 +1,217 @@
+/**
+ * Who may drive the bridge, and when (docs/bridge.md, "Who drives the bridge"; docs/security.md,
+ * "A hostile package and the bridge").
+ *
+ * Any code in the kernel can open a comm to `byre.bridge`, and the frontend cannot tell
+ * byre_jupyter's Python from anyone else's. What it does know is what the user did on this
+ * page: which `%%claude` cells they ran. So:
+ *
+ * - a comm the kernel opens is taken only when it carries byre_jupyter's announcement and no
+ *   bridge comm is open for this notebook: a later one never replaces a live one (byre_jupyter
+ *   closes stray comms of its target when it loads, tools/notebook_bridge.py);
+ * - the kernel announces each `%%claude` turn (`turn.begin`, `turn.end`), and a turn opens only
+ *   for a `%%claude` cell the user ran here and that has not finished without one;
+ * - edits and runs in place are refused outside an open turn, and the turn's own cell is not
+ *   deleted; ids, provenance and outputs are checked by their parsers (edit.ts, run.ts).
+ *
+ * Reads stay open to the bridge: the kernel can read the saved notebook anyway.
+ *
+ * No JupyterLab import: index.ts feeds it Lab's signals, so it is unit-tested in Node.
+ */
+import { isClaudeSource } from './claudecell';
+import { EditableNotebook, applyEdits, parseEdit } from './edit';
+import {
+  JsonObject,
+  NotebookView,
+  Reply,
+  answer,
+  isCellId,
+  isObject,
+  parseRequest,
+  refuse
+} from './protocol';
+import {
+  FindCell,
+  RenderMarkdown,
+  Sanitize,
+  applyRunMessage,
+  parseRunMessage,
+  renderMarkdown
+} from './run';
+
+/** What an edit or a run outside a turn reads (the kernel passes it on to Claude). */
+export const NO_TURN =
+  'the notebook page refused it: no %%claude cell that the user ran is in a turn now';
+
+/** Whether a comm the kernel opened (with `data`) becomes this notebook's bridge: only
+ * byre_jupyter's announcement, and only while no bridge comm is open (`live`). */
+export function acceptsKernelComm(data: unknown, live: boolean): boolean {
+  return !live && isObject(data) && data.type === 'announce' && typeof data.protocol === 'number';
+}
+
+export type TurnMessage = { kind: 'begin' | 'end'; cell: string };
+
+/** `turn.begin` / `turn.end` from the kernel, or null for anything else. */
+export function parseTurnMessage(data: unknown): TurnMessage | null {
+  if (!isObject(data) || data.type !== 'notify' || !isObject(data.params)) {
+    return null;
+  }
+  const cell = data.params.cell;
+  if (!isCellId(cell)) {
+    return null;
+  }
+  if (data.method === 'turn.begin') {
+    return { kind: 'begin', cell };
+  }
+  return data.method === 'turn.end' ? { kind: 'end', cell } : null;
+}
+
+/** The `%%claude` turns the user started in one notebook, as the kernel announced them. */
+export class TurnGate {
+  /** `%%claude` cells the user ran whose turn the kernel has not announced yet. */
+  private readonly ran = new Set<string>();
+  /** Cells whose turn is running (a `--bg` turn outlives its cell's execution). */
+  private readonly turns = new Set<string>();
+  /** Cells that a turn's `run.begin` is showing as running. */
+  private readonly runs = new Set<string>();
+
+  /** Lab scheduled cell `id` to run (the user's Shift+Enter, Run all, a button of ours). */
+  scheduled(id: string, source: string): void {
+    if (isClaudeSource(source)) {
+      this.ran.add(id);
+    }
+  }
+
+  /** Lab's run of cell `id` finished: a turn it did not announce can no longer begin. */
+  executed(id: string): void {
+    this.ran.delete(id);
+  }
+
+  /** The kernel announces cell `cell`'s turn; whether it opened (once per run of that cell). */
+  begin(cell: string): boolean {
+    if (!this.ran.delete(cell)) {
+      return false;
+    }
+    this.turns.add(cell);
+    return true;
+  }
+
+  end(cell: string): void {
+    this.turns.delete(cell);
+    if (this.turns.size === 0) {
+      this.runs.clear();
+    }
+  }
+
+  /** The comm closed or another opened: no turn of the old one goes on. The cells the user
+   * ran stay (Run all schedules `%load_ext` and the `%%claude` cells after it at once: their
+   * turns come on the comm byre_jupyter opens as it loads). */
+  reset(): void {
+    this.turns.clear();
+    this.runs.clear();
+  }
+
+  get inTurn(): boolean {
+    return this.turns.size > 0;
+  }
+
+  isTurnCell(id: string): boolean {
+    return this.turns.has(id);
+  }
+
+  runBegan(cell: string): void {
+    this.runs.add(cell);
+  }
+
+  /** Whether outputs for `cell` are expected: inside a turn, after its `run.begin`. */
+  running(cell: string): boolean {
+    return this.inTurn && this.runs.has(cell);
+  }
+
+  runEnded(cell: string): void {
+    this.runs.delete(cell);
+  }
+}
+
+/** What the bridge serves one notebook with (index.ts builds it over Lab's model). */
+export interface Served {
+  gate: TurnGate;
+  view: NotebookView;
+  editable: EditableNotebook;
+  find: FindCell;
+  sanitize: Sanitize;
+  markdown: RenderMarkdown;
+}
+
+/** Handles one message of the kernel on the bridge comm; resolves to the reply to send, or
+ * null. A request it cannot serve (malformed, or refused) still gets a reply, so the kernel
+ * never waits in vain. Async only for Markdown's rendering: the caller handles messages one
+ * after the other, in order. */
+export async function handle(data: unknown, served: Served): Promise<Reply | JsonObject | null> {
+  const { gate } = served;
+  const turn = parseTurnMessage(data);
+  if (turn !== null) {
+    if (turn.kind === 'begin') {
+      gate.begin(turn.cell);
+    } else {
+      gate.end(turn.cell);
+    }
+    return null;
+  }
+  const run = parseRunMessage(data, served.sanitize);
+  if (run !== null) {
+    if (run.kind === 'begin') {
+      if (!gate.inTurn) {
+        return refuse(run.id, NO_TURN);
+      }
+      const reply = applyRunMessage(run, served.find);
+      if (reply?.ok === true) {
+        gate.runBegan(run.cell);
+      }
+      return reply;
+    }
+    if (!gate.running(run.cell)) {
+      return null;
+    }
+    if (run.kind === 'end') {
+      gate.runEnded(run.cell);
+    } else {
+      const shown = await renderMarkdown(run.output, served.markdown, served.sanitize);
+      if (shown === null || !gate.running(run.cell)) {
+        return null;
+      }
+      return applyRunMessage({ ...run, output: shown }, served.find);
+    }
+    return applyRunMessage(run, served.find);
+  }
+  const read = parseRequest(data);
+  if (read !== null) {
+    return answer(read, served.view);
+  }
+  const edit = parseEdit(data);
+  if (edit !== null) {
+    if (!gate.inTurn) {
+      return refuse(edit.id, NO_TURN);
+    }
+    const own = edit.edits.find(op => op.kind === 'delete' && gate.isTurnCell(op.cell));
+    if (own !== undefined) {
+      return refuse(edit.id, 'the notebook page refused it: it deletes the asking %%claude cell');
+    }
+    return applyEdits(edit, served.editable);
+  }
+  if (isObject(data) && data.type === 'request' && typeof data.id === 'string') {
+    return refuse(data.id, 'the notebook page refused a request it does not accept');
+  }
+  return null;
+}
+
+/** `handle` for one comm: each message after the one before, in the kernel's order (the
+ * comm delivers the next one while a Markdown output still renders). */
+export function inOrder(served: Served): (data: unknown) => Promise<Reply | JsonObject | null> {
+  let last: Promise<unknown> = Promise.resolve();
+  return data => {
+    const reply = last.then(() => handle(data, served));
+    last = reply.catch(() => undefined);
+    return reply;
+  };
+}
