@@ -306,6 +306,12 @@ class TurnController:
             "organisation's). `%claude doctor` shows the managed settings byre can read.",
         )
         self.surface.show_permission_mode(running)
+        # byre answers the CLI's permission prompts by the session's mode: it must not be the
+        # looser one the CLI was refused, or byre would allow what the policy forbids.
+        try:
+            self.session.switch_permission_mode(str(running))
+        except ByreError as e:
+            log.warning("byre: the session keeps %s: %s", asked, e)
 
     def _portable(self, result: TurnResult) -> dict[str, Any] | None:
         """The portable record for the final output (``Claude.portable``), or None; a record
@@ -388,7 +394,10 @@ class TurnController:
                 await syncing
                 view.add_notice("info", f"Permission mode: {mode}")
             except ByreError as e:
-                view.add_notice("error", f"permission mode {mode}: the CLI did not restart: {e}")
+                # Refused (a policy the CLI enforces), or the CLI did not start again: the
+                # menu shows the mode the session is in now.
+                view.add_notice("error", f"permission mode {mode}: {e}")
+                self.surface.show_permission_mode(session.permission_mode or "default")
             self.surface.update(list(view.walk()))
 
         self.ext.schedule(told())

@@ -79,6 +79,8 @@ _MODE_UNKNOWN = "?"
 #: How much each mode lets run without asking, where it matters for a lagging CLI: a tool
 #: call the CLI would let through in a looser mode than the one in force is asked instead.
 _LOOSENESS = {PermissionMode.BYPASS: 2, PermissionMode.ACCEPT_EDITS: 1}
+#: The modes a policy can turn off (managed settings): a refused switch to one is undone.
+_POLICY_MODES = (PermissionMode.BYPASS, PermissionMode.AUTO)
 
 MODE_LAG_REASON = (
     "byre_jupyter: the permission mode was just switched to {mode} and the CLI has not taken "
@@ -601,6 +603,14 @@ class Session:
                     )
                     self._cli_mode = mode
                 except ControlError as e:
+                    before = self._cli_mode
+                    if mode in _POLICY_MODES and before not in (None, _MODE_UNKNOWN):
+                        # A looser mode the CLI refuses (a policy turns it off: bypass_disabled)
+                        # is not forced by launching it again: the CLI would start in its own
+                        # mode without a word while byre answered by the looser one. The session
+                        # goes back to the CLI's mode, and the caller hears why.
+                        self.switch_permission_mode(str(before))
+                        raise
                     log.warning(
                         "byre: the CLI did not switch to %s (%s): launching it again", mode, e
                     )

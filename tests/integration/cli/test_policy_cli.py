@@ -82,3 +82,5 @@ async def test_the_cli_enforces_the_file_byre_reads(
     await asyncio.wait_for(calm.start(), TIMEOUT)
     with pytest.raises(ControlError, match="bypass_disabled"):
         await asyncio.wait_for(calm.set_permission_mode("bypassPermissions"), TIMEOUT)
+    # The refused switch is undone: byre never answers the CLI's prompts by the forbidden mode.
+    assert calm.permission_mode == "default"

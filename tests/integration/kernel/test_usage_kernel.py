@@ -57,10 +57,12 @@ def test_usage_counts_every_turn_after_a_branch_and_agrees_with_the_footer(
     assert int(turns) == 4, usage  # before: 1 turn, the branch's own
     assert float(cost) == pytest.approx(4 * price, abs=2e-4), (usage, price)
     assert int(tokens_in) == 4 * 1500 and int(tokens_out) == 4 * 100, usage
-    sessions = row(run(kernel, "%claude sessions").texts(), "default")
-    assert int(sessions[5]) == 4 and float(sessions[6].lstrip("\\$")) == pytest.approx(
-        4 * price, abs=2e-4
-    ), sessions
+    table = run(kernel, "%claude sessions").texts()
+    header, sessions = row(table, "session"), row(table, "default")
+    turns, cost = sessions[header.index("turns")], sessions[header.index("cost")]
+    assert int(turns) == 4 and float(cost.lstrip("\\$")) == pytest.approx(4 * price, abs=2e-4), (
+        sessions
+    )
 
     # One turn of its own: the footer's input tokens are usage's (fresh + cache writes + reads).
     solo = run(kernel, "%%claude -s solo\nPROMPT_SOLO", "cell-solo").texts()

@@ -20,6 +20,7 @@ from support.memory_cli import Ask, FakeCLI, assistant
 from byre_jupyter.app.config import Claude
 from byre_jupyter.app.credentials import credentials_hook
 from byre_jupyter.app.extension import ClaudeExtension
+from byre_jupyter.errors import ControlError
 from byre_jupyter.protocol import PERMISSION_MODES, PermissionMode
 from byre_jupyter.session import Decision, Deny, PermissionRequest, Session
 from byre_jupyter.ui.live import PERMISSION_HELP
@@ -80,6 +81,26 @@ async def test_a_cli_that_refuses_or_never_answers_the_switch_is_launched_in_the
     await switching
     assert session.permission_mode == "default"
     assert [spec.permission_mode for spec in fake.launches] == ["acceptEdits", "default"]
+    await session.close()
+
+
+@pytest.mark.parametrize("looser", ["bypassPermissions", "auto"])
+async def test_a_refused_switch_to_a_mode_a_policy_turns_off_is_undone(
+    looser: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CLI refuses bypassPermissions under a policy that turns it off (bypass_disabled):
+    launched again in it, it would quietly run in its own mode while byre answered its prompts
+    by the looser one. The session goes back to the CLI's mode and the caller hears why."""
+    monkeypatch.setenv("IS_SANDBOX", "1")  # as root, bypassPermissions needs it
+    fake = FakeCLI([[assistant("one")], [assistant("two")]])
+    session = Session(permission_mode="default", transport_factory=fake.factory)
+    await session.query("one")
+    fake.mode_answer = "error"
+    with pytest.raises(ControlError):
+        await session.set_permission_mode(looser)
+    assert session.permission_mode == "default"
+    assert (await session.query("two")).text == "two"
+    assert [spec.permission_mode for spec in fake.launches] == ["default"]  # not launched again
     await session.close()
 
 

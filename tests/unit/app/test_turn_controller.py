@@ -635,6 +635,8 @@ async def test_a_mode_the_cli_quietly_did_not_take_is_said_in_the_cell(
     texts = " ".join(getattr(block, "text", "") for block in controller.view.walk())
     assert ("not " + repr(asked) in texts) is warned, texts
     assert shown == ([running] if warned else [])
+    # byre answers the CLI's prompts by the mode the CLI runs in, not the refused looser one.
+    assert session.permission_mode == (running if warned else asked)
     if warned:
         assert "managed settings" in texts and "%claude doctor" in texts
 
