@@ -24,6 +24,7 @@ __all__ = [
     "ApiStreamEvent",
     "AssistantMessage",
     "Block",
+    "CompactBoundary",
     "ContentBlockDelta",
     "ContentBlockStart",
     "ContentBlockStop",
@@ -36,6 +37,9 @@ __all__ = [
     "MessageDelta",
     "MessageStart",
     "MessageStop",
+    "ModelFallback",
+    "PromptSuggestion",
+    "RateLimitEvent",
     "ResultMessage",
     "StreamEvent",
     "SystemMessage",
@@ -336,6 +340,11 @@ class InitMessage(SystemMessage):
     capabilities: frozenset[str]
     cwd: str | None
     claude_code_version: str | None
+    #: What a prompt may start with (``/NAME``): built-in commands, the project's and user's
+    #: ``.claude/commands``, and the skills again (the CLI lists each user-invocable skill).
+    slash_commands: tuple[str, ...] = ()
+    skills: tuple[str, ...] = ()
+    agents: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -345,6 +354,27 @@ class ApiRetryMessage(SystemMessage):
     retry_delay_ms: float
     error_status: int | None
     error: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompactBoundary(SystemMessage):
+    """``system/compact_boundary``: the CLI summarised the conversation here, by ``/compact``
+    (``trigger`` "manual") or because the context window was nearly full ("auto"). The token
+    figures are the context's size before and after."""
+
+    trigger: str
+    pre_tokens: int | None
+    post_tokens: int | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelFallback(SystemMessage):
+    """``system/model_fallback``: the request went to another model than the one asked for."""
+
+    trigger: str
+    original_model: str
+    fallback_model: str
+    content: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -532,12 +562,35 @@ class ResultMessage(Message):
     errors: tuple[str, ...]
     permission_denials: tuple[Any, ...]
     origin_kind: str | None
+    #: The slash command that made this result without the model's turn loop (``compact``,
+    #: ``context``); None for a prompt.
+    local_command: str | None = None
+    #: Each model's context window in tokens (``modelUsage[...].contextWindow``).
+    context_windows: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def interrupted(self) -> bool:
         return self.subtype == "error_during_execution" or (self.terminal_reason or "").startswith(
             "aborted"
         )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RateLimitEvent(Message):
+    """``rate_limit_event``: the account's rate-limit state changed. ``status`` is
+    ``allowed``, ``allowed_warning`` or ``rejected``; ``resets_at`` Unix seconds (None if not
+    given); ``limit_type`` e.g. ``five_hour``."""
+
+    status: str
+    resets_at: float | None
+    limit_type: str | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PromptSuggestion(Message):
+    """``prompt_suggestion``: the CLI's guess at the user's next prompt, after a turn."""
+
+    suggestion: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -576,6 +629,10 @@ def _num(value: Any) -> float | None:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
     return None
+
+
+def _strs(value: Any) -> tuple[str, ...]:
+    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
 
 
 def _map(value: Any) -> Mapping[str, Any]:
@@ -627,6 +684,27 @@ def _system(raw: Mapping[str, Any]) -> Message:
             capabilities=frozenset(str(c) for c in caps) if isinstance(caps, list) else frozenset(),
             cwd=_str(raw.get("cwd")),
             claude_code_version=_str(raw.get("claude_code_version")),
+            slash_commands=_strs(raw.get("slash_commands")),
+            skills=_strs(raw.get("skills")),
+            agents=_strs(raw.get("agents")),
+        )
+    if subtype == "compact_boundary":
+        meta = _map(raw.get("compact_metadata"))
+        return CompactBoundary(
+            raw=raw,
+            subtype=subtype,
+            trigger=_str(meta.get("trigger")) or "",
+            pre_tokens=_int(meta.get("pre_tokens")),
+            post_tokens=_int(meta.get("post_tokens")),
+        )
+    if subtype == "model_fallback":
+        return ModelFallback(
+            raw=raw,
+            subtype=subtype,
+            trigger=_str(raw.get("trigger")) or "",
+            original_model=_str(raw.get("original_model")) or "",
+            fallback_model=_str(raw.get("fallback_model")) or "",
+            content=_str(raw.get("content")) or "",
         )
     if subtype == "api_retry":
         return ApiRetryMessage(
@@ -679,7 +757,30 @@ def _result(raw: Mapping[str, Any]) -> Message:
         errors=tuple(str(e) for e in errors) if isinstance(errors, list) else (),
         permission_denials=tuple(denials) if isinstance(denials, list) else (),
         origin_kind=_str(_map(raw.get("origin")).get("kind")),
+        local_command=_str(raw.get("local_command")),
+        context_windows={
+            str(model): window
+            for model, u in _map(raw.get("modelUsage")).items()
+            if (window := _count(_map(u).get("contextWindow")))
+        },
     )
+
+
+def _rate_limit(raw: Mapping[str, Any]) -> Message:
+    info = _map(raw.get("rate_limit_info"))
+    resets = _num(info.get("resetsAt"))
+    if resets is not None and resets > 1e11:  # milliseconds (seconds stay below until 5138)
+        resets /= 1000.0
+    return RateLimitEvent(
+        raw=raw,
+        status=_str(info.get("status")) or "",
+        resets_at=resets,
+        limit_type=_str(info.get("rateLimitType")),
+    )
+
+
+def _suggestion(raw: Mapping[str, Any]) -> Message:
+    return PromptSuggestion(raw=raw, suggestion=_str(raw.get("suggestion")) or "")
 
 
 def _control_request(raw: Mapping[str, Any]) -> Message:
@@ -717,6 +818,8 @@ _PARSERS: dict[str, Callable[[Mapping[str, Any]], Message]] = {
     "control_request": _control_request,
     "control_response": _control_response,
     "control_cancel_request": _control_cancel,
+    "rate_limit_event": _rate_limit,
+    "prompt_suggestion": _suggestion,
 }
 
 
