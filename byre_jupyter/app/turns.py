@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import ByreError
-from ..protocol import Image, ResultMessage, model_label, model_option
+from ..protocol import Image, ResultMessage, StreamEvent, model_label, model_option
 from ..session import Allow, Decision, Deny, PermissionRequest, Session, Turn, TurnResult
 from ..ui import TurnView
 from ..ui.approval_card import ApprovalCard
@@ -140,6 +140,7 @@ class TurnController:
             secrets=ext.secrets,
         )
         self.view.model = model_label(session.model)
+        self.view.set_context(session.context.fill)  # the meter as the last turn left it
         #: A --bg cell's placeholder: a notebook saved (or a headless run, nbclient or
         #: papermill, that ended) before the answer came keeps it, so the card says why it
         #: is empty; the answer replaces it. One line in the live view of a cell beside
@@ -214,11 +215,14 @@ class TurnController:
                 async for message in self.turn.events():
                     if isinstance(message, ResultMessage):
                         break  # the end, shown below with what the session made of it
+                    if type(message) is not StreamEvent:  # the gauge skips those
+                        view.set_context(session.context.fill)
                     self.surface.update(view.apply(message))
                 result = await self.turn.result()
                 # The turn's own cost and tokens first, so that the footer printed as the
                 # view finishes shows them (not the CLI's running total).
                 view.settle(result)
+                view.set_context(session.context.fill)  # the result names the window
                 if result.raw is not None:
                     self.surface.update(view.apply(result.raw))
             except asyncio.CancelledError:

@@ -322,6 +322,8 @@ class AssistantMessage(Message):
     aborted: bool = False
     is_api_error: bool = False
     error: str | None = None
+    #: The API message's usage as this line carries it (output counts so far).
+    tokens: TokenUsage = TokenUsage()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -662,6 +664,7 @@ def _assistant(raw: Mapping[str, Any]) -> Message:
         aborted=bool(raw.get("aborted", False)),
         is_api_error=bool(raw.get("is_api_error_message", False)),
         error=_str(raw.get("error")),
+        tokens=_tokens(msg.get("usage")),
     )
 
 

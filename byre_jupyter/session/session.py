@@ -46,7 +46,7 @@ from ..protocol import (
 from ..protocol.cli_errors import CliErrorKind, classify
 from ..transport import LaunchSpec, Transport
 from ..transport.launch import bypass_allowed, bypass_refusal
-from .accounting import CostMeter, Ledger
+from .accounting import ContextGauge, CostMeter, Ledger
 from .channel import ControlChannel
 from .mcp import McpServer
 from .options import HookCallback, SessionOptions
@@ -113,6 +113,8 @@ class Session:
         #: notebook does, for the sessions one name goes through).
         self.ledger = Ledger()
         self._meter = CostMeter()
+        #: How full the context window is, read from the turns' messages (``.accounting``).
+        self.context = ContextGauge()
         self.restarts = 0
         #: Things the user should know that are not errors of a turn (e.g. lost history).
         self.notices: list[str] = []
@@ -588,6 +590,7 @@ class Session:
                 self.session_id = message.session_id
         if isinstance(message, AssistantMessage) and message.uuid:
             self._has_history = True  # the CLI has recorded the conversation: a restart resumes
+        self.context.feed(message)
         turn = self._active
         if turn is None and self._background is None and not isinstance(message, InitMessage):
             # Between turns, only a system/init opens a turn the CLI starts by itself (a

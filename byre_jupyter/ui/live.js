@@ -80,6 +80,8 @@ export class LiveTurn {
     const status = make("span", "byre-status");
     status.setAttribute("role", "status");
     status.setAttribute("aria-live", "polite");
+    // How full the context window is (used / window), next to the model it belongs to.
+    const context = make("span", "byre-context");
     const model = this.menu("Model", "model");
     const mode = this.menu("Permissions", "mode");
     const stop = make("button", "byre-stop jupyter-button widget-button", "Stop");
@@ -92,8 +94,8 @@ export class LiveTurn {
       const cell = this.el.closest(".jp-Cell");
       if (cell) setTimeout(() => cell.focus(), 0);
     });
-    node.append(spinner, status, model, mode, stop);
-    return { node, spinner, status, model, mode, stop };
+    node.append(spinner, status, context, model, mode, stop);
+    return { node, spinner, status, context, model, mode, stop };
   }
 
   menu(label, event) {
@@ -112,6 +114,9 @@ export class LiveTurn {
     b.status.textContent = bar.status || "";
     b.status.title = bar.status || ""; // the whole line, when it is cut short
     b.status.classList.toggle("byre-waiting", !!bar.waiting);
+    b.context.textContent = bar.context || "";
+    b.context.title = bar.context_title || "";
+    b.context.hidden = !bar.context;
     options(b.model, bar.models || [], bar.model, (m) => m);
     b.model.title = `Model: ${bar.model || "default"} (from the next request)`;
     b.mode.hidden = !bar.modes;

@@ -43,6 +43,7 @@ from byre_jupyter.ui.format import (
     card_input_text,
     card_result_text,
     card_title,
+    context_bar,
     format_duration,
     format_tokens,
     truncate,
@@ -718,6 +719,7 @@ class LiveView:
                 "status": self._status,
                 "waiting": self._status_waiting,
                 "done": self._status_done,
+                **context_bar(self._view.context),
             },
             "menus": {
                 "models": list(self._models),

@@ -43,12 +43,16 @@ from byre_jupyter.protocol.messages import (
     ApiRetryMessage,
     AssistantMessage,
     Block,
+    CompactBoundary,
     ContentBlockDelta,
     ImageBlock,
     InitMessage,
     Message,
     MessageDelta,
     MessageStart,
+    ModelFallback,
+    PromptSuggestion,
+    RateLimitEvent,
     ResultMessage,
     StreamEvent,
     SystemMessage,
@@ -62,6 +66,7 @@ from byre_jupyter.protocol.messages import (
     without_image_notes,
 )
 from byre_jupyter.redact import redact_json, redact_text, secret_values
+from byre_jupyter.session.accounting import ContextFill, short_tokens
 from byre_jupyter.session.turn import TurnResult
 from byre_jupyter.ui.blocks import (
     BlockView,
@@ -195,6 +200,13 @@ class TurnView:
         self.interrupted = False
         self.is_error = False
         self.finished = False
+        #: The conversation's context window, as full as the session's gauge read it last
+        #: (the header's meter; :meth:`set_context`).
+        self.context = ContextFill()
+        #: The slash command the CLI ran itself for this turn (``compact``, ``context``).
+        self.local_command: str | None = None
+        #: The CLI's guess at the next prompt, when it made one (``prompt_suggestion``).
+        self.suggestion: str | None = None
         #: Bumped whenever header state changes (status, tokens, model, retry...).
         self.header_version = 0
         self._next_id = 0
@@ -281,6 +293,15 @@ class TurnView:
             self._on_retry(msg)
         elif isinstance(msg, TaskMessage):
             self._on_task(msg)
+        elif isinstance(msg, CompactBoundary):
+            self._on_compact(msg)
+        elif isinstance(msg, ModelFallback):
+            self._on_fallback(msg)
+        elif isinstance(msg, RateLimitEvent):
+            self._on_rate_limit(msg)
+        elif isinstance(msg, PromptSuggestion):
+            if msg.suggestion.strip():
+                self._set_header(suggestion=self._redact(msg.suggestion.strip()))
         elif isinstance(msg, SystemMessage):
             self._on_system(msg)
         elif isinstance(msg, ResultMessage):
@@ -292,6 +313,10 @@ class TurnView:
         self._set_header(
             cost_usd=result.cost_usd, tokens_in=result.tokens.input, tokens_out=result.tokens.output
         )
+
+    def set_context(self, fill: ContextFill) -> None:
+        """The context window's fill now (the session's gauge reads the messages)."""
+        self._set_header(context=fill)
 
     def add_notice(self, kind: str, text: str) -> NoticeView:
         """Append a notice at top level (retry, error, interrupted, permission, info). Its text
@@ -652,6 +677,40 @@ class TurnView:
             card.task_note = note
             self._touch(card)
 
+    def _on_compact(self, msg: CompactBoundary) -> None:
+        how = (
+            "compacted automatically (the context window was nearly full)"
+            if msg.trigger == "auto"
+            else "compacted"
+        )
+        if msg.pre_tokens is not None and msg.post_tokens is not None:
+            figures = f"{short_tokens(msg.pre_tokens)} → {short_tokens(msg.post_tokens)} tokens"
+            self.add_notice("compact", f"{how}: {figures}")
+        else:
+            self.add_notice("compact", f"{how}.")
+
+    def _on_fallback(self, msg: ModelFallback) -> None:
+        used = msg.fallback_model or "another model"
+        asked = msg.original_model or "the model asked for"
+        why = f" ({msg.trigger})" if msg.trigger else ""
+        self.add_notice("warning", f"{asked} was not available{why}: this turn used {used}.")
+        if msg.fallback_model:
+            self._set_header(model=msg.fallback_model)
+
+    def _on_rate_limit(self, msg: RateLimitEvent) -> None:
+        if msg.status in ("", "allowed"):
+            return
+        kind = f" ({msg.limit_type})" if msg.limit_type else ""
+        what = "Rate limit reached" if msg.status == "rejected" else "Close to the rate limit"
+        when = ""
+        if msg.resets_at is not None:
+            # The kernel's local time: the user's, for a kernel on their machine.
+            local = time.localtime(msg.resets_at)
+            when = time.strftime(": it resets at %H:%M %Z", local)
+            if time.strftime("%Y-%m-%d", local) != time.strftime("%Y-%m-%d"):
+                when += time.strftime(" on %a %d %b", local)
+        self.add_notice("warning", f"{what}{kind}{when}.")
+
     def _on_system(self, msg: SystemMessage) -> None:
         if msg.subtype == "status":
             if msg.raw.get("status") == "requesting":
@@ -664,6 +723,11 @@ class TurnView:
     def _on_result(self, result: ResultMessage) -> None:
         if result.uuid:
             self.result_uuid = result.uuid
+        if result.local_command is not None:
+            self.local_command = result.local_command
+            if not result.is_error and not (result.result or "").strip() and not self.blocks:
+                # A command with nothing to show (/clear): the cell says it ran, not nothing.
+                self.add_notice("info", f"/{self._redact(result.local_command)} ran.")
         self.usage = _plain(result.usage)
         if result.usage:
             self._set_header(tokens_in=result.tokens.input, tokens_out=result.tokens.output)

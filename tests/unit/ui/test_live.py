@@ -17,6 +17,7 @@ from support.screen import Screen
 
 from byre_jupyter.protocol import PERMISSION_MODES
 from byre_jupyter.protocol.messages import parse_message
+from byre_jupyter.session import ContextFill
 from byre_jupyter.ui.blocks import TextView, ToolCardView
 from byre_jupyter.ui.coalesce import LoopLike
 from byre_jupyter.ui.live import PERMISSION_HELP, LiveView, _shared_prefix, _utf16
@@ -441,3 +442,13 @@ def test_the_shared_prefix_is_found_wherever_the_change_is() -> None:
     assert _shared_prefix(base + "grown", base) == len(base)
     assert _shared_prefix("", base) == 0
     assert _utf16("abc") == 3 and _utf16("a😀") == 3
+
+
+def test_the_context_meter_is_in_the_header_and_follows_the_gauge() -> None:
+    h = Harness()
+    assert h.screen.bar["context"] == ""  # nothing to show before the first answer
+    h.view.set_context(ContextFill(13_400, 200_000))
+    h.live.update([])
+    h.loop.advance(0.2)
+    assert h.screen.bar["context"] == "13.4k / 200k"
+    assert "13,400 of 200,000 tokens" in h.screen.bar["context_title"]
