@@ -30,6 +30,8 @@ from ..app.turns import TurnRequest, run_turn
 from ..errors import ByreError
 from ..protocol import Image, model_label
 from ..tools.notebook_bridge import bridge_of
+from ..ui.format import context_meter
+from ..ui.markdown import inert_line
 from ..ui.toolinfo import allowance_lines
 
 __all__ = ["ClaudeMagics", "parse_cell_args"]
@@ -165,6 +167,8 @@ def _subcommand_parsers() -> dict[str, _SubcommandParser]:
         help="the conversation a notebook saved with Claude.portable (another machine's too)",
     )  # fmt: skip
     sub("usage", "Cost and tokens per session.")
+    session_opt(sub("commands", "The slash commands and skills the CLI offers a %%claude cell."))
+    session_opt(sub("context", "How full the session's context window is."))
     name_arg(sub("transcript", "The last turn of a session as text."))
     p = sub("permissions", "The rules always allowed in the conversation: tool and scope.")
     p.add_argument("--clear", action="store_true", help="end them: what they covered asks again")
@@ -304,6 +308,8 @@ class ClaudeMagics(Magics):
             "close": self._cmd_close,
             "resume": self._cmd_resume,
             "usage": self._cmd_usage,
+            "commands": self._cmd_commands,
+            "context": self._cmd_context,
             "transcript": self._cmd_transcript,
             "permissions": self._cmd_permissions,
             "history": self._cmd_history,
@@ -427,6 +433,36 @@ class ClaudeMagics(Magics):
                 f"{paid.tokens.input} | {paid.tokens.output} |"
             )
         self._show("\n".join(lines))
+
+    def _cmd_commands(self, args: argparse.Namespace) -> None:
+        session = self.ext.session(args.session)
+        commands = session.commands
+        if not commands:
+            print(
+                f"The CLI of session {args.session!r} lists its commands when it starts: run a "
+                "%%claude cell first (a prompt such as /context starts it without the model)."
+            )
+            return
+        init = session.last_init
+        skills = set(init.skills) if init is not None else set()
+        lines = ["| command | what it does | kind |", "|---|---|---|"]
+        for c in commands:
+            usage = f"/{c.name} {c.argument_hint}".rstrip()
+            kind = "skill" if c.name in skills else "built in" if c.builtin else "custom"
+            # Descriptions come from files in the project (.claude/commands): untrusted text.
+            lines.append(f"| {inert_line(usage)} | {inert_line(c.description)} | {kind} |")
+        self._show("\n".join(lines))
+
+    def _cmd_context(self, args: argparse.Namespace) -> None:
+        fill = self.ext.session(args.session).context.fill
+        if not fill.used:
+            print(f"Session {args.session!r} has no answer yet: its context is not measured.")
+            return
+        share = f" ({fill.percent:.0f}% of the window)" if fill.percent is not None else ""
+        print(
+            f"context of session {args.session!r}: {context_meter(fill)} tokens{share}.\n"
+            "A %%claude cell with /context shows the CLI's breakdown by category."
+        )
 
     def _cmd_transcript(self, args: argparse.Namespace) -> None:
         from ..ui import terminal_text

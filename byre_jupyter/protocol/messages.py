@@ -41,6 +41,7 @@ __all__ = [
     "PromptSuggestion",
     "RateLimitEvent",
     "ResultMessage",
+    "SlashCommand",
     "StreamEvent",
     "SystemMessage",
     "TaskMessage",
@@ -54,6 +55,7 @@ __all__ = [
     "UserMessage",
     "parse_block",
     "parse_blocks",
+    "parse_commands",
     "parse_message",
     "parse_stream_event",
     "without_image_notes",
@@ -389,6 +391,32 @@ class TaskMessage(SystemMessage):
     status: str | None
     summary: str | None
     task_type: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SlashCommand:
+    """One command a prompt may start with (``/name args``), as the ``initialize`` response
+    lists it: built-in commands, skills, and the project's and user's ``.claude/commands``."""
+
+    name: str
+    description: str = ""
+    argument_hint: str = ""
+    builtin: bool = False
+
+
+def parse_commands(response: Mapping[str, Any]) -> tuple[SlashCommand, ...]:
+    """The ``commands`` of an ``initialize`` response (entries without a name are skipped)."""
+    commands = response.get("commands")
+    return tuple(
+        SlashCommand(
+            name=c["name"],
+            description=_str(c.get("description")) or "",
+            argument_hint=_str(c.get("argumentHint")) or "",
+            builtin=c.get("builtin") is True,
+        )
+        for c in (commands if isinstance(commands, list) else ())
+        if isinstance(c, Mapping) and isinstance(c.get("name"), str) and c["name"]
+    )
 
 
 # --- API stream events (inside stream_event lines) -----------------------------------------

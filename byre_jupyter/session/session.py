@@ -38,9 +38,11 @@ from ..protocol import (
     InitMessage,
     Message,
     ResultMessage,
+    SlashCommand,
     StreamEvent,
     image_block,
     model_option,
+    parse_commands,
     user_message,
 )
 from ..protocol.cli_errors import CliErrorKind, classify
@@ -179,6 +181,12 @@ class Session:
         return (
             tuple(m for m in models if isinstance(m, Mapping)) if isinstance(models, list) else ()
         )
+
+    @property
+    def commands(self) -> tuple[SlashCommand, ...]:
+        """The slash commands the CLI offers, with descriptions (its ``initialize`` answer);
+        empty until it has started."""
+        return parse_commands(self.server_info)
 
     @property
     def capabilities(self) -> frozenset[str]:
