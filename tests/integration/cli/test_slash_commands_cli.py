@@ -13,6 +13,7 @@ but is not used here.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,7 +29,23 @@ from byre_jupyter.ui.viewmodel import TurnView
 
 pytestmark = [pytest.mark.cli]
 
-SUMMARY_TOKENS = 2_000
+#: What the pinned CLI offers, as tests/unit/test_claude_code_doc.py reads it against
+#: docs/claude-code.md; this test rewrites it when the CLI's lists change.
+RECORDED_INIT = Path(__file__).resolve().parents[2] / "support" / "cli_init.json"
+
+
+def offered(session: Session) -> dict[str, object]:
+    """The built-in commands and skills the CLI lists (the test's own project command is not
+    one of them)."""
+    init = session.last_init
+    assert init is not None
+    builtin = {c.name for c in session.commands if c.builtin}
+    return {
+        "claude_code_version": init.claude_code_version,
+        "slash_commands": sorted(n for n in init.slash_commands if n in builtin),
+        "skills": sorted(init.skills),
+        "terminal_slash_commands": sorted(init.raw.get("terminal_slash_commands") or []),
+    }
 
 
 async def cell(session: Session, prompt: str) -> TurnView:
@@ -68,6 +85,19 @@ async def test_commands_compaction_and_the_meter_with_the_real_cli(
     assert fill.window is not None and fill.window >= 200_000
     assert 48_000 <= fill.used < 48_000 + 10 + 1  # the prompt, and the output the line carried
     assert context_meter(first.context) == context_meter(fill)
+
+    # %claude commands' source: every command init lists, with the project's description.
+    assert session.last_init is not None
+    names = {c.name for c in session.commands}
+    assert set(session.last_init.slash_commands) <= names
+    (greet,) = [c for c in session.commands if c.name == "greet"]
+    assert greet.description.startswith("Greet someone") and not greet.builtin
+    recorded = json.loads(RECORDED_INIT.read_text()) if RECORDED_INIT.exists() else None
+    if recorded != offered(session):
+        RECORDED_INIT.write_text(json.dumps(offered(session), indent=1) + "\n")
+        pytest.fail(
+            f"the CLI's lists changed: {RECORDED_INIT} rewritten, check docs/claude-code.md"
+        )
 
     greeted = await cell(session, "/greet Bob")
     assert "Say hello to Bob, in French." in api.requests[-1].last_user_text

@@ -1,5 +1,5 @@
 """The CLI's messages about slash commands, compaction, rate limits, fallbacks and suggestions,
-each typed once (shapes as CLI 2.1.328 writes them: /work/shared/protocol notes and recorded
+each typed once (shapes as CLI 2.1.328 writes them: docs/protocol.md and recorded
 runs against the scripted API). Unknown or missing fields degrade, never raise."""
 
 from __future__ import annotations
