@@ -55,6 +55,6 @@ def test_the_meter_is_in_the_bar_at_700_px(
     assert shown is not None and shown["text"].startswith("13.4k / ")
     assert shown["title"].startswith("Context window: 13,40")  # + the output the line carried
     assert not shown["cut"] and shown["inside"] and shown["modelWidth"] > 0
-    assert shown["height"] <= shown["barHeight"]  # one line: the bar does not wrap
+    assert shown["height"] < 1.5 * shown["barHeight"]  # one line: the bar does not wrap
     api.release()
     lab.wait_for_cell(2, 60)
