@@ -120,6 +120,8 @@ class SurfaceControls:
     permission_mode: str | None = None
     on_permission_mode: Callable[[str], None] | None = None
     background: bool = False
+    #: Stops one running task (None: no Stop per task).
+    on_stop_task: Callable[[str], None] | None = None
 
 
 class WidgetSurface:
@@ -136,6 +138,7 @@ class WidgetSurface:
             loop=controls.loop,
             permission_mode=controls.permission_mode,
             on_permission_mode=controls.on_permission_mode,
+            on_stop_task=controls.on_stop_task,
         )
         self.pending: list[ApprovalCard] = []
         self.handle = DisplayHandle()

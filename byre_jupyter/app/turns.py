@@ -179,6 +179,7 @@ class TurnController:
                 permission_mode=session.permission_mode or "default",
                 on_permission_mode=self._on_permission_mode,
                 background=request.background,
+                on_stop_task=self._on_stop_task,
             ),
         )
         if request.node is not None:
@@ -336,6 +337,15 @@ class TurnController:
             self.surface.update(list(view.walk()))
 
         self.ext.schedule(switch())
+
+    def _on_stop_task(self, task_id: str) -> None:
+        async def stop() -> None:
+            try:
+                await self.session.stop_task(task_id)
+            except ByreError as e:
+                self.notice("error", f"the task could not be stopped: {e}")
+
+        self.ext.schedule(stop())
 
     def _on_model(self, name: str) -> None:
         async def switch() -> None:

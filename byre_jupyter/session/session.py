@@ -542,6 +542,14 @@ class Session:
     async def get_context_usage(self) -> Mapping[str, Any]:
         return await self._request_started("get_context_usage")
 
+    async def stop_task(self, task_id: str) -> None:
+        """Stop one running task (a long Bash call, a subagent); the turn goes on."""
+        if self._channel is None or not self.running:
+            raise ByreError("the session's CLI is not running: no task to stop")
+        await self._channel.request(
+            "stop_task", timeout=self.options.control_timeout, task_id=task_id
+        )
+
     async def mcp_status(self) -> Mapping[str, Any]:
         return await self._request_started("mcp_status")
 

@@ -49,7 +49,7 @@ export class LiveTurn {
     this.body.setAttribute("aria-live", "polite");
     this.body.setAttribute("aria-label", "Answer");
     this.bar = this.makeBar();
-    this.frame.append(prompt, this.body, this.bar.node);
+    this.frame.append(prompt, this.body, this.bar.tasks, this.bar.node);
     outer.append(this.frame);
     el.replaceChildren(outer);
     this.cursor = make("span", "byre-cursor");
@@ -95,7 +95,10 @@ export class LiveTurn {
       if (cell) setTimeout(() => cell.focus(), 0);
     });
     node.append(spinner, status, context, model, mode, stop);
-    return { node, spinner, status, context, model, mode, stop };
+    // The tasks running now (a long Bash call, a subagent), each with its own Stop.
+    const tasks = make("div", "byre-tasks");
+    tasks.hidden = true;
+    return { node, spinner, status, context, model, mode, stop, tasks };
   }
 
   menu(label, event) {
@@ -117,6 +120,7 @@ export class LiveTurn {
     b.context.textContent = bar.context || "";
     b.context.title = bar.context_title || "";
     b.context.hidden = !bar.context;
+    this.drawTasks(bar.tasks || []);
     options(b.model, bar.models || [], bar.model, (m) => m);
     b.model.title = `Model: ${bar.model || "default"} (from the next request)`;
     b.mode.hidden = !bar.modes;
@@ -127,6 +131,29 @@ export class LiveTurn {
     b.stop.disabled = !!(bar.disabled || bar.stopping);
     this.frame.classList.toggle("byre-streaming", !bar.done);
     this.placeCursor();
+  }
+
+  drawTasks(tasks) {
+    const box = this.bar.tasks;
+    const key = JSON.stringify(tasks);
+    if (box.dataset.key === key) return; // the bar redraws every second: keep the buttons
+    box.dataset.key = key;
+    box.replaceChildren();
+    for (const [id, what] of tasks) {
+      const line = make("div", "byre-task");
+      const label = make("span", "byre-task-label", what);
+      label.title = what;
+      const stop = make("button", "byre-task-stop jupyter-button widget-button", "Stop");
+      stop.type = "button";
+      stop.title = "Stop this task (the turn goes on)";
+      stop.addEventListener("click", () => {
+        stop.disabled = true;
+        this.model.send({ event: "stop_task", value: id });
+      });
+      line.append(label, stop);
+      box.append(line);
+    }
+    box.hidden = tasks.length === 0;
   }
 
   apply(changes) {

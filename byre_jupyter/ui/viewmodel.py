@@ -207,6 +207,9 @@ class TurnView:
         self.local_command: str | None = None
         #: The CLI's guess at the next prompt, when it made one (``prompt_suggestion``).
         self.suggestion: str | None = None
+        #: The tasks running now (a Bash call after ~3 s, a subagent): id -> what it does.
+        #: A new dict on each change (the header compares values).
+        self.tasks: dict[str, str] = {}
         #: Bumped whenever header state changes (status, tokens, model, retry...).
         self.header_version = 0
         self._next_id = 0
@@ -656,6 +659,7 @@ class TurnView:
             self._touch(self._retry_notice)
 
     def _on_task(self, msg: TaskMessage) -> None:
+        self._track_task(msg)
         card = self._tasks.get(msg.task_id)
         if card is None and msg.tool_use_id:
             card = self._cards.get(msg.tool_use_id)
@@ -676,6 +680,18 @@ class TurnView:
             card.task_status = status or card.task_status
             card.task_note = note
             self._touch(card)
+
+    def _track_task(self, msg: TaskMessage) -> None:
+        if not msg.task_id:
+            return
+        if msg.subtype == "task_started":
+            what = msg.description or msg.task_type or "a task"
+            self._set_header(tasks={**self.tasks, msg.task_id: self._redact(what)})
+        elif msg.task_id in self.tasks and (
+            msg.subtype == "task_notification"
+            or msg.status in ("completed", "failed", "killed", "stopped")
+        ):
+            self._set_header(tasks={k: v for k, v in self.tasks.items() if k != msg.task_id})
 
     def _on_compact(self, msg: CompactBoundary) -> None:
         how = (

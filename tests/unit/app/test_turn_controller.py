@@ -567,3 +567,36 @@ async def test_the_context_meter_follows_each_turn_and_a_compaction(
     assert meters == ["13.4k / 200k", "48.2k / 200k", "3.1k / 200k"]
     notices = [b.text for b in controller.view.blocks if isinstance(b, viewmodel.NoticeView)]
     assert notices == ["compacted: 48.2k → 3.1k tokens"]
+
+
+async def test_a_tasks_stop_asks_the_cli_to_stop_that_task(hosts: list[FakeHost]) -> None:
+    host = host_with(hosts, [assistant("working"), Stall()])
+    controller = host.cell("long")
+    run = asyncio.ensure_future(controller.run())
+    await running(controller)
+    on_stop_task = host.surfaces[0].controls.on_stop_task
+    assert on_stop_task is not None
+    on_stop_task("t1")
+
+    def asked() -> list[Any]:
+        return [
+            m["request"]
+            for m in host.fake.received
+            if m.get("type") == "control_request" and m["request"].get("subtype") == "stop_task"
+        ]
+
+    await apoll(lambda: asked(), 5, "the stop_task request")
+    assert asked() == [{"subtype": "stop_task", "task_id": "t1"}]
+    # The fake CLI refuses it, as an older CLI would: the cell says so, the turn goes on.
+    await apoll(
+        lambda: any(
+            "could not be stopped" in b.text
+            for b in controller.view.blocks
+            if isinstance(b, viewmodel.NoticeView)
+        ),
+        5,
+        "the notice",
+    )
+    assert not controller.turn or not controller.turn.done()
+    controller.stop()
+    await asyncio.wait_for(run, 5)

@@ -175,3 +175,17 @@ def test_the_record_keeps_the_meter_in_its_footer() -> None:
     view.set_context(ContextFill(13_400, 200_000))
     view.finish()
     assert "context 13.4k / 200k" in turn_markdown(view)
+
+
+def task(subtype: str, **fields: Any) -> dict[str, Any]:
+    return {"type": "system", "subtype": subtype, "task_id": "t1", **fields}
+
+
+def test_running_tasks_are_listed_until_they_end() -> None:
+    view = TurnView("s", "p")
+    view.apply(parse_message(task("task_started", description="Train the model", tool_use_id="x")))
+    assert view.tasks == {"t1": "Train the model"}
+    view.apply(parse_message(task("task_progress", description="epoch 3")))
+    assert view.tasks == {"t1": "Train the model"}
+    view.apply(parse_message(task("task_notification", status="completed", summary="done")))
+    assert view.tasks == {}

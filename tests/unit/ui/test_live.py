@@ -452,3 +452,24 @@ def test_the_context_meter_is_in_the_header_and_follows_the_gauge() -> None:
     h.loop.advance(0.2)
     assert h.screen.bar["context"] == "13.4k / 200k"
     assert "13,400 of 200,000 tokens" in h.screen.bar["context_title"]
+
+
+def test_each_running_task_has_a_stop_that_names_it() -> None:
+    stopped: list[str] = []
+    h = Harness(on_stop_task=stopped.append)
+    h.feed(
+        [
+            {
+                "type": "system",
+                "subtype": "task_started",
+                "task_id": "t1",
+                "description": "Print five lines slowly",
+            }
+        ]
+    )
+    h.loop.advance(0.2)
+    assert h.screen.bar["tasks"] == [["t1", "Print five lines slowly"]]
+    click(h.live, "stop_task", "t1")
+    click(h.live, "stop_task", "not-a-running-task")  # a forged id is not passed on
+    h.loop.advance(0.01)
+    assert stopped == ["t1"]
