@@ -51,7 +51,6 @@ from byre_jupyter.protocol.messages import (
     MessageDelta,
     MessageStart,
     ModelFallback,
-    PromptSuggestion,
     RateLimitEvent,
     ResultMessage,
     StreamEvent,
@@ -205,8 +204,6 @@ class TurnView:
         self.context = ContextFill()
         #: The slash command the CLI ran itself for this turn (``compact``, ``context``).
         self.local_command: str | None = None
-        #: The CLI's guess at the next prompt, when it made one (``prompt_suggestion``).
-        self.suggestion: str | None = None
         #: The tasks running now (a Bash call after ~3 s, a subagent): id -> what it does.
         #: A new dict on each change (the header compares values).
         self.tasks: dict[str, str] = {}
@@ -302,9 +299,6 @@ class TurnView:
             self._on_fallback(msg)
         elif isinstance(msg, RateLimitEvent):
             self._on_rate_limit(msg)
-        elif isinstance(msg, PromptSuggestion):
-            if msg.suggestion.strip():
-                self._set_header(suggestion=self._redact(msg.suggestion.strip()))
         elif isinstance(msg, SystemMessage):
             self._on_system(msg)
         elif isinstance(msg, ResultMessage):
