@@ -28,7 +28,8 @@ from ..app.inputs import resolve_image
 from ..app.portable import PortableError
 from ..app.turns import TurnRequest, run_turn
 from ..errors import ByreError
-from ..protocol import Image, model_label
+from ..protocol import ContextUsage, Image, model_label, parse_context_usage
+from ..session.accounting import short_tokens
 from ..tools.notebook_bridge import bridge_of
 from ..ui.format import context_meter
 from ..ui.markdown import inert_line
@@ -454,15 +455,31 @@ class ClaudeMagics(Magics):
         self._show("\n".join(lines))
 
     def _cmd_context(self, args: argparse.Namespace) -> None:
-        fill = self.ext.session(args.session).context.fill
-        if not fill.used:
-            print(f"Session {args.session!r} has no answer yet: its context is not measured.")
+        session = self.ext.session(args.session)
+        fill = session.context.fill
+        if fill.used:
+            share = f" ({fill.percent:.0f}% of the window)" if fill.percent is not None else ""
+            figures = f"context of session {args.session!r}: {context_meter(fill)} tokens{share}."
+        else:
+            figures = f"Session {args.session!r} has no answer yet: its context is not measured."
+        if not session.running or session.busy or self.ext.frontend() == "terminal":
+            # The breakdown is the CLI's to count (through the API): only from a running,
+            # idle CLI, and only where the answer can replace the line later.
+            print(f"{figures}\nA %%claude cell with /context shows the CLI's breakdown.")
             return
-        share = f" ({fill.percent:.0f}% of the window)" if fill.percent is not None else ""
-        print(
-            f"context of session {args.session!r}: {context_meter(fill)} tokens{share}.\n"
-            "A %%claude cell with /context shows the CLI's breakdown by category."
-        )
+        handle = display(Markdown(inert_line(figures)), display_id=True)
+
+        async def breakdown() -> None:
+            try:
+                usage = parse_context_usage(await session.get_context_usage())
+            except ByreError as e:
+                handle.update(
+                    Markdown(f"{inert_line(figures)}\n\n{inert_line(f'No breakdown: {e}')}")
+                )
+                return
+            handle.update(Markdown(f"{inert_line(figures)}\n\n{context_table(usage)}"))
+
+        self.ext.schedule(breakdown())
 
     def _cmd_transcript(self, args: argparse.Namespace) -> None:
         from ..ui import terminal_text
@@ -517,6 +534,18 @@ class ClaudeMagics(Magics):
 
     def _cmd_doctor(self, args: argparse.Namespace) -> None:
         self._show(doctor_report(self.ext))
+
+
+def context_table(usage: ContextUsage) -> str:
+    """The CLI's context breakdown as a Markdown table (category names are the CLI's, made
+    inert all the same: an MCP server names its own tools' category)."""
+    lines = ["| category | tokens | share |", "|---|---|---|"]
+    for c in usage.categories:
+        share = f"{100 * c.tokens / usage.window:.1f}%" if usage.window else ""
+        lines.append(f"| {inert_line(c.name)} | {short_tokens(c.tokens)} | {share} |")
+    window = f" of {short_tokens(usage.window)}" if usage.window else ""
+    lines.append(f"| **total** | {short_tokens(usage.total)}{window} | |")
+    return "\n".join(lines)
 
 
 def dollars(amount: float) -> str:

@@ -28,6 +28,8 @@ __all__ = [
     "ContentBlockDelta",
     "ContentBlockStart",
     "ContentBlockStop",
+    "ContextCategory",
+    "ContextUsage",
     "ControlCancelRequest",
     "ControlRequest",
     "ControlResponse",
@@ -56,6 +58,7 @@ __all__ = [
     "parse_block",
     "parse_blocks",
     "parse_commands",
+    "parse_context_usage",
     "parse_message",
     "parse_stream_event",
     "without_image_notes",
@@ -416,6 +419,38 @@ def parse_commands(response: Mapping[str, Any]) -> tuple[SlashCommand, ...]:
         )
         for c in (commands if isinstance(commands, list) else ())
         if isinstance(c, Mapping) and isinstance(c.get("name"), str) and c["name"]
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ContextCategory:
+    """One row of the CLI's context breakdown: ``kind`` is used, deferred, buffer or free."""
+
+    name: str
+    tokens: int
+    kind: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ContextUsage:
+    """The ``get_context_usage`` answer: what fills the window (the CLI counts it through the
+    API's count_tokens), ``total`` of ``window`` tokens."""
+
+    total: int
+    window: int | None
+    categories: tuple[ContextCategory, ...] = ()
+
+
+def parse_context_usage(response: Mapping[str, Any]) -> ContextUsage:
+    rows = response.get("categories")
+    return ContextUsage(
+        total=_count(response.get("totalTokens")),
+        window=_count(response.get("maxTokens")) or None,
+        categories=tuple(
+            ContextCategory(r["name"], _count(r.get("tokens")), _str(r.get("kind")) or "")
+            for r in (rows if isinstance(rows, list) else ())
+            if isinstance(r, Mapping) and isinstance(r.get("name"), str)
+        ),
     )
 
 

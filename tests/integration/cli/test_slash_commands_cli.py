@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from byre_jupyter.errors import ByreError
+from byre_jupyter.protocol import parse_context_usage
 from byre_jupyter.scripted import Reply, ScriptedAPI, Text
 from byre_jupyter.session import Session
 from byre_jupyter.ui.blocks import NoticeView
@@ -85,6 +86,10 @@ async def test_commands_compaction_and_the_meter_with_the_real_cli(
     assert fill.window is not None and fill.window >= 200_000
     assert 48_000 <= fill.used < 48_000 + 10 + 1  # the prompt, and the output the line carried
     assert context_meter(first.context) == context_meter(fill)
+    # The CLI's own count (%claude context's breakdown) agrees with the gauge.
+    counted = parse_context_usage(await session.get_context_usage())
+    assert counted.window == fill.window and abs(counted.total - fill.used) <= 10, counted
+    assert any(c.name == "Messages" for c in counted.categories)
 
     # %claude commands' source: every command init lists, with the project's description.
     assert session.last_init is not None

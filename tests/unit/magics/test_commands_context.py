@@ -54,3 +54,24 @@ def test_context_shows_the_gauges_figures(
     shell.run_line_magic("claude", "context")
     out = capsys.readouterr().out
     assert "13.4k / 200k" in out and "7%" in out and "/context" in out
+
+
+def test_the_breakdown_is_a_table_whatever_the_category_names() -> None:
+    from byre_jupyter.magics.magics import context_table
+    from byre_jupyter.protocol import parse_context_usage
+
+    usage = parse_context_usage(
+        {
+            "categories": [
+                {"name": "System prompt", "tokens": 2_000},
+                {"name": "MCP tools | <b>x</b>", "tokens": 500},
+            ],
+            "totalTokens": 2_500,
+            "maxTokens": 200_000,
+        }
+    )
+    html = markdown2html_mistune(context_table(usage))
+    rows = re.findall(r"<tr>(.*?)</tr>", html, re.S)
+    assert len(rows) == 4, html  # header, two categories, total
+    assert "2k" in rows[1] and "1.0%" in rows[1] and "<b>" not in html
+    assert "2.5k of 200k" in rows[3]

@@ -15,6 +15,7 @@ from byre_jupyter.protocol import (
     PromptSuggestion,
     RateLimitEvent,
     ResultMessage,
+    parse_context_usage,
     parse_message,
 )
 
@@ -120,3 +121,25 @@ def test_prompt_suggestion_text() -> None:
 )
 def test_malformed_fields_degrade(raw: dict[str, Any]) -> None:
     parse_message(raw)  # no exception: the dict stays in raw
+
+
+def test_context_usage_answer_is_typed() -> None:
+    usage = parse_context_usage(
+        {
+            "categories": [
+                {"name": "System prompt", "tokens": 1979, "kind": "used"},
+                {"name": "Messages", "tokens": 38238, "kind": "used"},
+                {"name": "Free space", "tokens": 919000, "kind": "free"},
+                {"name": 3, "tokens": "x"},
+            ],
+            "totalTokens": 48000,
+            "maxTokens": 1000000,
+        }
+    )
+    assert (usage.total, usage.window) == (48000, 1000000)
+    assert [(c.name, c.tokens, c.kind) for c in usage.categories] == [
+        ("System prompt", 1979, "used"),
+        ("Messages", 38238, "used"),
+        ("Free space", 919000, "free"),
+    ]
+    assert parse_context_usage({}).categories == ()
