@@ -1,6 +1,8 @@
-"""The context meter in a turn's bar in JupyterLab at 700 px beside the file browser: the
-second cell's live view shows, from its start, how full the window is after the first cell
-(``used / window``), whole and not cut, with the menus still in the bar. The real ``claude``
+"""The context meter and a task's Stop in a turn's live view in JupyterLab at 700 px beside the
+file browser: the second cell's bar shows, from its start, how full the window is after the
+first cell (``used / window``), whole and not cut, with the menus still in the bar; its Bash
+call, counting slowly, becomes a task (after ~3 s) listed above the bar with a Stop, and the
+Stop ends that task (its card ends in error: killed, exit code 137) while the turn goes on. The real ``claude``
 CLI runs against the scripted Messages API, which reports a prompt of 13,400 tokens."""
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from typing import Any
 import pytest
 from support.kernel import LOAD
 
-from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, Text
+from byre_jupyter.scripted import Reply, ScriptedAPI, Text, ToolUse
 
 from .harness import LabPage, new_notebook, wait_until
 
@@ -28,6 +30,18 @@ METER_JS = """(out) => {
 }"""
 
 
+SLOW = (
+    "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do echo line $i; "
+    "python3 -c 'import time; time.sleep(1)'; done"
+)
+TASKS_JS = """(out) => [...out.querySelectorAll('.byre-live .byre-tasks:not([hidden]) .byre-task')]
+  .map(t => t.textContent)"""
+
+
+def tasks(lab: LabPage, i: int) -> list[str]:
+    return list(lab.output_locator(i).evaluate(TASKS_JS))
+
+
 def meter(lab: LabPage, i: int) -> dict[str, Any] | None:
     found = lab.output_locator(i).evaluate(METER_JS)
     return dict(found) if found else None
@@ -36,8 +50,10 @@ def meter(lab: LabPage, i: int) -> dict[str, Any] | None:
 def test_the_meter_is_in_the_bar_at_700_px(
     lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str]
 ) -> None:
-    api.default = Reply(Text("Read."), usage={"input_tokens": 13_400, "output_tokens": 0})
-    api.on("HOLD", Hang(then=Reply(Text("Done."))))
+    usage = {"input_tokens": 13_400, "output_tokens": 0}  # the same size each request
+    api.default = Reply(Text("Read."), usage=usage)
+    bash = ToolUse("Bash", {"command": SLOW, "description": "Count slowly"})
+    api.on("HOLD", [Reply(bash, usage=usage), "Done."])
     lab.page.set_viewport_size({"width": 700, "height": 900})
     lab.open_notebook(
         new_notebook(LOAD, "%%claude\nRead the data", "%%claude\nHOLD on"),
@@ -56,5 +72,12 @@ def test_the_meter_is_in_the_bar_at_700_px(
     assert shown["title"].startswith("Context window: 13,40")  # + the output the line carried
     assert not shown["cut"] and shown["inside"] and shown["modelWidth"] > 0
     assert shown["height"] < 1.5 * shown["barHeight"]  # one line: the bar does not wrap
-    api.release()
+    wait_until(lambda: tasks(lab, 2), 60, "the task line with its Stop")
+    assert tasks(lab, 2) == ["Count slowlyStop"]
+    lab.screenshot("task-stop-700-light-lab.png")
+    lab.output_locator(2).locator(".byre-task-stop").click()
     lab.wait_for_cell(2, 60)
+    # The task's card ends in error (killed: exit code 137), and the turn went on to answer.
+    card, answer = lab.output_text(2).split("\n", 2)[1:]
+    assert card.startswith("Bash · ") and card.endswith(" · error"), card
+    assert "Read." in answer
