@@ -2,8 +2,9 @@
 file browser: the second cell's bar shows, from its start, how full the window is after the
 first cell (``used / window``), whole and not cut, with the menus still in the bar; its Bash
 call, counting slowly, becomes a task (after ~3 s) listed above the bar with a Stop, and the
-Stop ends that task (its card ends in error: killed, exit code 137) while the turn goes on. The real ``claude``
-CLI runs against the scripted Messages API, which reports a prompt of 13,400 tokens."""
+Stop ends that task (its card ends in error: killed, exit code 137) while the turn goes on.
+The real ``claude`` CLI runs against the scripted Messages API, which reports a prompt of
+13,400 tokens."""
 
 from __future__ import annotations
 
