@@ -29,8 +29,18 @@ from ..app.policy import read_policy
 from ..app.portable import PortableError
 from ..app.turns import TurnRequest, run_turn
 from ..errors import ByreError
-from ..protocol import EFFORT_LEVELS, Image, PermissionMode, model_label
+from ..protocol import (
+    EFFORT_LEVELS,
+    ContextUsage,
+    Image,
+    PermissionMode,
+    model_label,
+    parse_context_usage,
+)
+from ..session.accounting import short_tokens
 from ..tools.notebook_bridge import announce_turn, bridge_of
+from ..ui.format import context_meter
+from ..ui.markdown import inert_line
 from ..ui.toolinfo import allowance_lines
 
 __all__ = ["ClaudeMagics", "parse_cell_args"]
@@ -173,6 +183,8 @@ def _subcommand_parsers() -> dict[str, _SubcommandParser]:
         help="the conversation a notebook saved with Claude.portable (another machine's too)",
     )  # fmt: skip
     sub("usage", "Cost and tokens per session.")
+    session_opt(sub("commands", "The slash commands and skills the CLI offers a %%claude cell."))
+    session_opt(sub("context", "How full the session's context window is."))
     name_arg(sub("transcript", "The last turn of a session as text."))
     p = sub("permissions", "The rules always allowed in the conversation: tool and scope.")
     p.add_argument("--clear", action="store_true", help="end them: what they covered asks again")
@@ -320,6 +332,8 @@ class ClaudeMagics(Magics):
             "close": self._cmd_close,
             "resume": self._cmd_resume,
             "usage": self._cmd_usage,
+            "commands": self._cmd_commands,
+            "context": self._cmd_context,
             "transcript": self._cmd_transcript,
             "permissions": self._cmd_permissions,
             "history": self._cmd_history,
@@ -455,6 +469,52 @@ class ClaudeMagics(Magics):
         ]
         self._show("\n".join(lines))
 
+    def _cmd_commands(self, args: argparse.Namespace) -> None:
+        session = self.ext.session(args.session)
+        commands = session.commands
+        if not commands:
+            print(
+                f"The CLI of session {args.session!r} lists its commands when it starts: run a "
+                "%%claude cell first (a prompt such as /context starts it without the model)."
+            )
+            return
+        init = session.last_init
+        skills = set(init.skills) if init is not None else set()
+        lines = ["| command | what it does | kind |", "|---|---|---|"]
+        for c in commands:
+            usage = f"/{c.name} {c.argument_hint}".rstrip()
+            kind = "skill" if c.name in skills else "built in" if c.builtin else "custom"
+            # Descriptions come from files in the project (.claude/commands): untrusted text.
+            lines.append(f"| {inert_line(usage)} | {inert_line(c.description)} | {kind} |")
+        self._show("\n".join(lines))
+
+    def _cmd_context(self, args: argparse.Namespace) -> None:
+        session = self.ext.session(args.session)
+        fill = session.context.fill
+        if fill.used:
+            share = f" ({fill.percent:.0f}% of the window)" if fill.percent is not None else ""
+            figures = f"context of session {args.session!r}: {context_meter(fill)} tokens{share}."
+        else:
+            figures = f"Session {args.session!r} has no answer yet: its context is not measured."
+        if not session.running or session.busy or self.ext.frontend() == "terminal":
+            # The breakdown is the CLI's to count (through the API): only from a running,
+            # idle CLI, and only where the answer can replace the line later.
+            print(f"{figures}\nA %%claude cell with /context shows the CLI's breakdown.")
+            return
+        handle = display(Markdown(inert_line(figures)), display_id=True)
+
+        async def breakdown() -> None:
+            try:
+                usage = parse_context_usage(await session.get_context_usage())
+            except ByreError as e:
+                handle.update(
+                    Markdown(f"{inert_line(figures)}\n\n{inert_line(f'No breakdown: {e}')}")
+                )
+                return
+            handle.update(Markdown(f"{inert_line(figures)}\n\n{context_table(usage)}"))
+
+        self.ext.schedule(breakdown())
+
     def _cmd_transcript(self, args: argparse.Namespace) -> None:
         from ..ui import terminal_text
 
@@ -508,6 +568,18 @@ class ClaudeMagics(Magics):
 
     def _cmd_doctor(self, args: argparse.Namespace) -> None:
         self._show(doctor_report(self.ext))
+
+
+def context_table(usage: ContextUsage) -> str:
+    """The CLI's context breakdown as a Markdown table (category names are the CLI's, made
+    inert all the same: an MCP server names its own tools' category)."""
+    lines = ["| category | tokens | share |", "|---|---|---|"]
+    for c in usage.categories:
+        share = f"{100 * c.tokens / usage.window:.1f}%" if usage.window else ""
+        lines.append(f"| {inert_line(c.name)} | {short_tokens(c.tokens)} | {share} |")
+    window = f" of {short_tokens(usage.window)}" if usage.window else ""
+    lines.append(f"| **total** | {short_tokens(usage.total)}{window} | |")
+    return "\n".join(lines)
 
 
 def dollars(amount: float) -> str:
