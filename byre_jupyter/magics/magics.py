@@ -11,6 +11,7 @@ import asyncio
 import html
 import os
 import shlex
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -25,6 +26,7 @@ from ..app.conversation import find_turn, render_history
 from ..app.doctor import bridge_check, doctor_checks, render_checks
 from ..app.extension import ClaudeExtension
 from ..app.inputs import resolve_image
+from ..app.picker import CliConversation, Origin
 from ..app.policy import read_policy
 from ..app.portable import PortableError
 from ..app.turns import TurnRequest, run_turn
@@ -44,6 +46,11 @@ from ..ui.markdown import inert_line
 from ..ui.toolinfo import allowance_lines
 
 __all__ = ["ClaudeMagics", "parse_cell_args"]
+
+#: How many conversations ``%claude conversations`` lists without ``--all``.
+LISTED = 20
+#: The longest first-prompt preview in that list, in characters.
+PREVIEW_CHARS = 80
 
 
 @magic_arguments()
@@ -148,6 +155,11 @@ def _session_name(value: str) -> str:
         raise argparse.ArgumentTypeError(str(e).strip()) from None
 
 
+def _session_or_pick(value: str) -> str:
+    """``resume``'s first word: a session name, or ``#N`` (then the session is default)."""
+    return value if value.startswith("#") else _session_name(value)
+
+
 def _subcommand_parsers() -> dict[str, _SubcommandParser]:
     """One parser per subcommand, in the order ``%claude help`` lists them."""
     parsers: dict[str, _SubcommandParser] = {}
@@ -175,9 +187,19 @@ def _subcommand_parsers() -> dict[str, _SubcommandParser]:
     name_arg(sub("new", "Start a fresh conversation in a session."))
     name_arg(sub("stop", "Interrupt the session's running turn."))
     name_arg(sub("close", "End a session and its CLI process."))
+    p = sub("conversations", "The CLI's conversations in this folder, newest first, numbered "
+            "for resume #N: when, first prompt, turns, cost, and where from.")  # fmt: skip
+    p.add_argument("--all", action="store_true", help=f"all of them, not the newest {LISTED}")
     p = sub("resume", "Continue an earlier conversation (e.g. after a kernel restart).")
-    name_arg(p)
-    p.add_argument("id", nargs="?", metavar="ID", help="the conversation id (default: the last)")
+    p.add_argument(
+        "name", nargs="?", default="default", type=_session_or_pick, metavar="NAME",
+        help="the session (default: default)",
+    )  # fmt: skip
+    p.add_argument(
+        "id", nargs="?", metavar="ID",
+        help="the conversation id, or #N: the one numbered N by %%claude conversations "
+        "(default: the session's last)",
+    )  # fmt: skip
     p.add_argument(
         "--from", dest="notebook", metavar="NOTEBOOK",
         help="the conversation a notebook saved with Claude.portable (another machine's too)",
@@ -221,6 +243,8 @@ class ClaudeMagics(Magics):
     def __init__(self, shell: Any, ext: ClaudeExtension) -> None:
         super().__init__(shell)
         self.ext = ext
+        #: The conversation ids ``%claude conversations`` last listed, in its numbering.
+        self._listed: list[str] | None = None
 
     # -- %%claude -----------------------------------------------------------------------
 
@@ -330,6 +354,7 @@ class ClaudeMagics(Magics):
             "new": self._cmd_new,
             "stop": self._cmd_stop,
             "close": self._cmd_close,
+            "conversations": self._cmd_conversations,
             "resume": self._cmd_resume,
             "usage": self._cmd_usage,
             "commands": self._cmd_commands,
@@ -424,14 +449,49 @@ class ClaudeMagics(Magics):
         self._existing(args.name)
         self.ext.schedule(self.ext.conversations.drop(args.name))
 
-    def _cmd_resume(self, args: argparse.Namespace) -> None:
-        if args.notebook is not None:
-            if args.id is not None:
-                raise UsageError("%claude resume: give an ID or --from NOTEBOOK, not both")
-            self._resume_from(args.name, args.notebook)
+    def _cmd_conversations(self, args: argparse.Namespace) -> None:
+        limit = None if args.all else LISTED
+        found = self.ext.cli_conversations(None if limit is None else limit + 1)
+        shown = found[:limit]
+        self._listed = [c.session_id for c in shown]
+        if not shown:
+            print(f"The CLI has no conversation in {self.ext.cwd()} yet.")
             return
-        session = self.ext.resume(args.name, args.id)
-        print(f"session {args.name!r} resumes conversation {session.session_id}")
+        self._show(conversations_table(shown, time.time(), more=len(found) > len(shown)))
+
+    def _cmd_resume(self, args: argparse.Namespace) -> None:
+        name, wanted = args.name, args.id
+        if name.startswith("#"):  # resume #N: the default session
+            if wanted is not None:
+                SUBCOMMANDS["resume"].error("the session comes first: resume [NAME] #N")
+            name, wanted = "default", name
+        if args.notebook is not None:
+            if wanted is not None:
+                raise UsageError("%claude resume: give an ID or --from NOTEBOOK, not both")
+            self._resume_from(name, args.notebook)
+            return
+        if wanted is not None and wanted.startswith("#"):
+            wanted = self._picked(wanted)
+        session = self.ext.resume(name, wanted)
+        print(f"session {name!r} resumes conversation {session.session_id}")
+
+    def _picked(self, pick: str) -> str:
+        """The conversation ``#N`` names: in the last ``%claude conversations``, or in a
+        fresh listing numbered the same way when there was none."""
+        number = pick[1:]
+        if not (number.isascii() and number.isdigit()):
+            raise UsageError(f"%claude resume: {pick!r} is no number; write #N, e.g. #2")
+        listed = self._listed
+        if listed is None:
+            listed = [c.session_id for c in self.ext.cli_conversations(None)]
+        n = int(number)
+        if not 1 <= n <= len(listed):
+            have = f"#1 to #{len(listed)}" if listed else "none"
+            raise UsageError(
+                f"%claude resume: no conversation {pick} in the listing ({have}); "
+                "see %claude conversations (--all for every one)"
+            )
+        return listed[n - 1]
 
     def _resume_from(self, name: str, notebook: str) -> None:
         """``%claude resume --from NOTEBOOK [NAME]``: the conversation a notebook saved with
@@ -580,6 +640,55 @@ def context_table(usage: ContextUsage) -> str:
     window = f" of {short_tokens(usage.window)}" if usage.window else ""
     lines.append(f"| **total** | {short_tokens(usage.total)}{window} | |")
     return "\n".join(lines)
+
+
+def conversations_table(found: list[CliConversation], now: float, *, more: bool) -> str:
+    """``%claude conversations`` as Markdown. First prompts and names come from files anyone
+    may have written (a prompt pasted from a web page, a hand-edited index): inert text."""
+    lines = ["| # | when | first prompt | turns | cost | from |", "|---|---|---|---|---|---|"]
+    for number, c in enumerate(found, 1):
+        when = f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(c.mtime))} ({ago(now - c.mtime)})"
+        prompt = inert_line(preview(c.first_prompt)) if c.first_prompt else "*(none read)*"
+        turns = str(c.turns) if c.complete else f"≥ {c.turns}"
+        if c.scripted:
+            cost = "scripted model"  # the CLI priced tokens nobody paid for
+        else:
+            cost = dollars(c.cost_usd) if c.cost_usd is not None else ""
+        lines.append(
+            f"| {number} | {when} | {prompt} | {turns} | {cost} | {origin_text(c.origin)} |"
+        )
+    if more:
+        lines += ["", f"The newest {len(found)}; `%claude conversations --all` lists every one."]
+    lines += ["", "`%claude resume [NAME] #N` continues number N."]
+    return "\n".join(lines)
+
+
+def preview(text: str) -> str:
+    """One line of at most :data:`PREVIEW_CHARS` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= PREVIEW_CHARS else line[: PREVIEW_CHARS - 1] + "…"
+
+
+def ago(seconds: float) -> str:
+    """A rough age: "just now", "5 min ago", "2 h ago", "3 days ago"."""
+    if seconds < 60:
+        return "just now"
+    for unit, size in (("day", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            count = int(seconds // size)
+            return f"{count} {unit}{'s' if unit == 'day' and count > 1 else ''} ago"
+    return "just now"
+
+
+def origin_text(origin: Origin) -> str:
+    if origin.session is None:
+        return "terminal"
+    session = f"session {inert_line(origin.session)}"
+    if origin.here:
+        return f"this notebook, {session}"
+    if origin.notebook is not None:
+        return f"notebook {inert_line(origin.notebook)}, {session}"
+    return f"byre in this folder, {session}"
 
 
 def dollars(amount: float) -> str:
