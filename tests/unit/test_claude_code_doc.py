@@ -45,3 +45,15 @@ def test_the_terminals_own_commands_are_listed_as_not_applicable() -> None:
 def test_skills_are_under_skills() -> None:
     recorded = json.loads(RECORDED.read_text())
     assert set(recorded["skills"]) <= sections()["Skills (the model follows them)"]
+
+
+def test_the_features_table_names_real_subcommands() -> None:
+    """Each ``%claude SUB`` the features table points to exists (``/resume``'s picker is
+    ``%claude conversations`` and ``resume #N``)."""
+    from byre_jupyter.magics.magics import SUBCOMMANDS
+
+    features = DOC.read_text().split("## Features", 1)[1].split("## Slash commands", 1)[0]
+    named = set(re.findall(r"(?<!%)%claude ([a-z][\w-]*)", features))
+    assert {"conversations", "resume"} <= named
+    assert named <= set(SUBCOMMANDS), sorted(named - set(SUBCOMMANDS))
+    assert "`%claude resume #N`" in features
