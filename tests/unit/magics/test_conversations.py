@@ -12,6 +12,7 @@ import os
 import re
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -109,8 +110,18 @@ def test_lists_newest_first_with_prompt_turns_cost_and_origin(
 
 
 def test_hostile_files_are_listed_inert_and_never_fail_the_magic(
-    shell: InteractiveShell, folder: Path, capsys: pytest.CaptureFixture[str]
+    shell: InteractiveShell,
+    folder: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
+    parsed: list[int] = []  # the length of every line the listing parses
+
+    def loads(line: bytes) -> Any:
+        parsed.append(len(line))
+        return json.loads(line)
+
+    monkeypatch.setattr(picker, "json", SimpleNamespace(loads=loads))
     hostile = "a | b `code` <img src=x onerror=alert(1)> <b>bold</b> [l](http://e.x) $x$"
     huge = user("A" * (5 * 2**20))
     write(folder, "hostile", 10, [user(hostile), b"{not json\n", b"\xff\xfe garbage\n",
@@ -132,7 +143,8 @@ def test_hostile_files_are_listed_inert_and_never_fail_the_magic(
         by_id["huge"][2].startswith("AAAA")
         and len(by_id["huge"][2]) <= magics_pkg.magics.PREVIEW_CHARS
     )
-    assert by_id["huge"][3] == "2"
+    assert by_id["huge"][2].endswith("…") and by_id["huge"][3] == "2"
+    assert parsed and max(parsed) < 2**20  # the 5 MB line was never parsed
     assert by_id["empty"][2:4] == ["<em>(none read)</em>", "0"]
     assert by_id["blocks"][2] == "from blocks with &lt;i&gt;lines&lt;/i&gt;"
 
