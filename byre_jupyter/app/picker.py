@@ -115,7 +115,10 @@ def _origins(
         place, sep, name = key.rpartition("::")
         if not sep:
             continue
-        notebook = place.removeprefix("notebook:") if place.startswith("notebook:") else None
+        notebook = None
+        if place.startswith("notebook:"):
+            # An absolute path, or "<folder>::<path from the server root>" (resume_keys).
+            notebook = place.removeprefix("notebook:").rpartition("::")[2]
         here = any(key.startswith(prefix) for prefix in here_keys)
         # Several keys may name one conversation (a notebook's and its folder's fallback): the
         # notebook's own key wins, this kernel's most of all.

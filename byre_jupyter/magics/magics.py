@@ -326,8 +326,9 @@ class ClaudeMagics(Magics):
 
     @line_magic("claude")  # type: ignore[arg-type]
     def claude_line(self, line: str) -> Any:
-        """%claude SUBCOMMAND [ARGS]: sessions, model, new, stop, close, resume, usage,
-        transcript, permissions, history, checkout, doctor, help (``%claude SUB --help``)."""
+        """%claude SUBCOMMAND [ARGS]: sessions, model, new, stop, close, conversations, resume,
+        usage, commands, context, transcript, permissions, history, checkout, doctor, help
+        (``%claude SUB --help``)."""
         try:
             words = shlex.split(line)
         except ValueError as e:

@@ -93,19 +93,22 @@ def test_lists_newest_first_with_prompt_turns_cost_and_origin(
     write(folder, "theirs", 60, [user("clean the data"), assistant("x", "msg_scripted_1"),
                                  cost(0.049)])  # fmt: skip
     write(folder, "terminal", 3 * 86400, [user("fix the tests"), assistant("sure")])
+    write(folder, "relative", 4 * 86400, [user("from a client without absolute paths")])
     index = ResumeIndex(ext.state_file())
     index.set(resume_keys("default", cwd, None)[0], "mine")  # this kernel (no notebook)
     index.set(resume_keys("review", cwd, "/home/u/other.ipynb")[0], "theirs")
+    index.set(resume_keys("default", cwd, "sub/rel.ipynb")[0], "relative")
     header, *rows = table(listing(shell, capsys))
     assert header == ["#", "when", "first prompt", "turns", "cost", "from"]
-    assert [r[2] for r in rows] == ["clean the data", "plot the sales", "fix the tests"]
-    assert [r[0] for r in rows] == ["1", "2", "3"]
-    assert [r[3] for r in rows] == ["1", "2", "1"]  # a tool result is no prompt
+    assert [r[2] for r in rows][:3] == ["clean the data", "plot the sales", "fix the tests"]
+    assert [r[0] for r in rows] == ["1", "2", "3", "4"]
+    assert [r[3] for r in rows][:3] == ["1", "2", "1"]  # a tool result is no prompt
     # The scripted model's figure is the CLI pricing tokens nobody paid for: no dollars.
-    assert [r[4] for r in rows] == ["scripted model", "$0.0500", ""]
+    assert [r[4] for r in rows][:3] == ["scripted model", "$0.0500", ""]
     assert rows[0][5] == "notebook /home/u/other.ipynb, session review"
     assert rows[1][5] == "this notebook, session default"
     assert rows[2][5] == "terminal"
+    assert rows[3][5] == "notebook sub/rel.ipynb, session default"
     assert "1 min ago" in rows[0][1] and "2 h ago" in rows[1][1] and "3 days ago" in rows[2][1]
 
 
