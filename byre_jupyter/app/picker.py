@@ -46,6 +46,10 @@ _PROMPT_HEAD = re.compile(
 )
 
 
+_COMMAND_NAME = re.compile(r"\s*<command-name>([^<]*)</command-name>")
+_COMMAND_ARGS = re.compile(r"<command-args>([^<]*)</command-args>")
+
+
 @dataclass(frozen=True)
 class Origin:
     """Who ran a conversation: a byre session (``notebook`` None: a kernel without one) or,
@@ -217,7 +221,7 @@ def _prompt(entry: Mapping[str, Any]) -> str | None:
         return None
     content = message.get("content")
     if isinstance(content, str):
-        return content
+        return _slash_command(content) or content
     if not isinstance(content, list):
         return None
     texts: list[str] = []
@@ -227,6 +231,17 @@ def _prompt(entry: Mapping[str, Any]) -> str | None:
         if block.get("type") == "text" and isinstance(block.get("text"), str):
             texts.append(block["text"])
     return " ".join(texts) if texts else "(an image)" if content else None
+
+
+def _slash_command(text: str) -> str | None:
+    """A slash command as typed (``/compact keep the plan``): the CLI records it as
+    ``<command-name>/compact</command-name> <command-message>…</command-message>
+    <command-args>keep the plan</command-args>``."""
+    name = _COMMAND_NAME.match(text)
+    if name is None:
+        return None
+    args = _COMMAND_ARGS.search(text)
+    return f"{name.group(1)} {args.group(1) if args else ''}".strip()
 
 
 def _prompt_head(line: bytes) -> str | None:

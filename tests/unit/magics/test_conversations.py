@@ -92,7 +92,11 @@ def test_lists_newest_first_with_prompt_turns_cost_and_origin(
                                  user("now by month"), assistant("ok"), cost(0.05)])  # fmt: skip
     write(folder, "theirs", 60, [user("clean the data"), assistant("x", "msg_scripted_1"),
                                  cost(0.049)])  # fmt: skip
-    write(folder, "terminal", 3 * 86400, [user("fix the tests"), assistant("sure")])
+    caveat = user("<local-command-caveat>The command below was run …</local-command-caveat>",
+                  isMeta=True)  # fmt: skip
+    command = user("<command-name>/compact</command-name>\n  <command-message>compact"
+                   "</command-message>\n  <command-args>keep the plan</command-args>")  # fmt: skip
+    write(folder, "terminal", 3 * 86400, [caveat, command, user("fix the tests"), assistant("ok")])
     write(folder, "relative", 4 * 86400, [user("from a client without absolute paths")])
     index = ResumeIndex(ext.state_file())
     index.set(resume_keys("default", cwd, None)[0], "mine")  # this kernel (no notebook)
@@ -100,9 +104,13 @@ def test_lists_newest_first_with_prompt_turns_cost_and_origin(
     index.set(resume_keys("default", cwd, "sub/rel.ipynb")[0], "relative")
     header, *rows = table(listing(shell, capsys))
     assert header == ["#", "when", "first prompt", "turns", "cost", "from"]
-    assert [r[2] for r in rows][:3] == ["clean the data", "plot the sales", "fix the tests"]
+    assert [r[2] for r in rows][:3] == [
+        "clean the data",
+        "plot the sales",
+        "/compact keep the plan",
+    ]
     assert [r[0] for r in rows] == ["1", "2", "3", "4"]
-    assert [r[3] for r in rows][:3] == ["1", "2", "1"]  # a tool result is no prompt
+    assert [r[3] for r in rows][:3] == ["1", "2", "2"]  # tool results and meta lines are none
     # The scripted model's figure is the CLI pricing tokens nobody paid for: no dollars.
     assert [r[4] for r in rows][:3] == ["scripted model", "$0.0500", ""]
     assert rows[0][5] == "notebook /home/u/other.ipynb, session review"
