@@ -184,6 +184,7 @@ def _scan(f: IO[bytes]) -> Iterator[tuple[bytes, bool]]:
             return
         read += len(line)
         if len(line) == LINE_CAP and not line.endswith(b"\n"):
+            yield line[:_HEAD], False  # first: a line past the budget still gives its head
             while True:  # skip the rest of the long line, within the budget
                 if read >= SCAN_BUDGET:
                     raise _OverBudget
@@ -191,7 +192,6 @@ def _scan(f: IO[bytes]) -> Iterator[tuple[bytes, bool]]:
                 read += len(rest)
                 if not rest or rest.endswith(b"\n"):
                     break
-            yield line[:_HEAD], False
         else:
             yield line, True
         if read >= SCAN_BUDGET:

@@ -168,7 +168,9 @@ def test_a_file_past_the_scan_budget_shows_what_was_read(
 ) -> None:
     monkeypatch.setattr(picker, "SCAN_BUDGET", 4096)
     write(folder, "long", 10, [user(f"prompt {i}") for i in range(500)] + [cost(1.25)])
-    [row] = table(listing(shell, capsys))[1:]
+    write(folder, "one long line", 20, [user("B" * 2 * picker.LINE_CAP)])
+    row, long_line = table(listing(shell, capsys))[1:]
+    assert long_line[2].startswith("BBB") and long_line[3] == "≥ 1"
     assert row[2] == "prompt 0"
     turns = row[3]
     assert turns.startswith("≥ ") and 0 < int(turns[2:]) < 500
