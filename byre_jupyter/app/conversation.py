@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..errors import ByreError
 from ..session import Ledger, Session, TurnResult
 from ..tools.notebook_edit import valid_cell_id
 from ..ui import TurnView
@@ -36,6 +37,7 @@ from ..ui.viewmodel import StaleMark
 from .surfaces import Restate, current_cell_id
 
 __all__ = [
+    "BranchError",
     "ConversationTree",
     "Conversations",
     "NamedConversation",
@@ -43,6 +45,13 @@ __all__ = [
     "TurnNode",
     "current_cell_id",
 ]
+
+
+class BranchError(ByreError):
+    """A re-run cannot go back to the point it should follow; the message says why."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"\x1b[31mCannot re-run here\x1b[0m: {self}"]
 
 
 @dataclass(eq=False)
@@ -59,6 +68,8 @@ class TurnNode:
     cost_usd: float | None = None
     done: bool = False
     interrupted: bool = False
+    #: The CLI compacted the conversation during this turn (``TurnResult.compacted``).
+    compacted: bool = False
     #: The cell number whose newer version made this answer stale, if one did.
     stale_since: int | None = None
     #: The turn's view, whose record shows the stale mark (``TurnView.stale``).
@@ -77,6 +88,7 @@ class TurnNode:
             self.uuids = result.message_uuids
             self.cost_usd = result.cost_usd
             self.interrupted = result.interrupted
+            self.compacted = result.compacted
 
     def show_stale(self, mark: StaleMark | None) -> None:
         """Mark this turn's answer stale (None: not any more) where it shows. Only turns of a
@@ -155,6 +167,20 @@ class ConversationTree:
             node = node.parent
         if node is None:
             return self.base, None
+        later = [
+            n
+            for n in self.turns
+            if n.number > node.number and n.compacted and n.conversation == node.conversation
+        ]
+        if later:
+            # The CLI keeps only the summary of what came before a compaction: it cannot
+            # resume at an older message ("No message found with message.uuid").
+            raise BranchError(
+                f"Claude Code cannot go back to the answer of {node.label()}: the conversation "
+                f"was compacted after it (in {later[-1].label()}) and keeps only a summary of "
+                "what came before. Run the cell again after the newest one, or start afresh "
+                "with %claude new."
+            )
         return node.conversation, node.uuids[-1]
 
     @staticmethod
@@ -303,9 +329,9 @@ class Conversations:
         )
         count = len(history) - 1 if isinstance(history, list) and history else None
         if placement.fork:
+            conversation, at = tree.fork_point(placement.parent)  # first: it may refuse
             for node in tree.left_behind(placement.parent, cell):
                 self._mark(node, count)
-            conversation, at = tree.fork_point(placement.parent)
             session = self.host.branch(name, conversation, at)
         earlier = tree.newest(cell) if cell is not None else None
         if earlier is not None:
@@ -316,9 +342,9 @@ class Conversations:
     def checkout(self, name: str, node: TurnNode | None) -> Session:
         """Continue session ``name`` after ``node`` (None: the root), explicitly."""
         tree = self._entries[name].tree
+        conversation, at = tree.fork_point(node)  # first: it may refuse
         for stale in tree.left_behind(node, None):
             self._mark(stale, None)
-        conversation, at = tree.fork_point(node)
         session = self.host.branch(name, conversation, at)
         tree.current = node
         return session

@@ -31,7 +31,7 @@ from ..tools import PythonRunner
 from ..tools.catalog import known_secrets_of
 from ..tools.notebook_edit import valid_cell_id
 from ..ui import TurnView
-from . import portable
+from . import picker, portable
 from .approvals import Approvals
 from .config import LAUNCH_TRAITS, Claude, launch_settings
 from .context import guard_hook, notebook_path, system_prompt
@@ -305,6 +305,20 @@ class ClaudeExtension:
         self.conversations.install(session, new=True, base=session_id)
         self._close(old)
         return session
+
+    def cli_conversations(self, limit: int | None) -> list[picker.CliConversation]:
+        """The CLI's conversations in this folder, newest first (:mod:`.picker`), each with
+        where it came from: this notebook, another one, or the terminal."""
+        notebook = os.environ.get(NOTEBOOK_ENV)
+        # The key of a nameless session is exactly the prefix of this kernel's keys.
+        here = resume_keys("", self.cwd(), notebook)[0]
+        live = {
+            s.session_id: s.name
+            for s in self.conversations.sessions()
+            if s.session_id and not s.closed
+        }
+        index = ResumeIndex(self.state_file()).read()
+        return picker.find_conversations(self._cli_env(), self.cwd(), index, (here,), live, limit)
 
     # -- portable notebooks (app.portable) ---------------------------------------------
 

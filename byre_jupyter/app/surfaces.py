@@ -126,6 +126,8 @@ class SurfaceControls:
     effort: str | None = None
     on_effort: Callable[[str], None] | None = None
     background: bool = False
+    #: Stops one running task (None: no Stop per task).
+    on_stop_task: Callable[[str], None] | None = None
 
 
 class WidgetSurface:
@@ -145,6 +147,7 @@ class WidgetSurface:
             on_permission_mode=controls.on_permission_mode,
             effort=controls.effort,
             on_effort=controls.on_effort,
+            on_stop_task=controls.on_stop_task,
         )
         self.pending: list[Card] = []
         self.handle = DisplayHandle()

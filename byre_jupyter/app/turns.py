@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import ByreError
-from ..protocol import Image, InitMessage, ResultMessage, model_label, model_option
+from ..protocol import Image, InitMessage, ResultMessage, StreamEvent, model_label, model_option
 from ..redact import Secrets
 from ..session import Allow, Decision, Deny, PermissionRequest, Session, Turn, TurnResult
 from ..ui import TurnView
@@ -153,6 +153,7 @@ class TurnController:
             secrets=ext.secrets,
         )
         self.view.model = model_label(session.model)
+        self.view.set_context(session.context.fill)  # the meter as the last turn left it
         #: A --bg cell's placeholder: a notebook saved (or a headless run, nbclient or
         #: papermill, that ended) before the answer came keeps it, so the card says why it
         #: is empty; the answer replaces it. One line in the live view of a cell beside
@@ -196,6 +197,7 @@ class TurnController:
                 effort=session.effort,
                 on_effort=self._on_effort,
                 background=request.background,
+                on_stop_task=self._on_stop_task,
             ),
         )
         if request.node is not None:
@@ -240,11 +242,14 @@ class TurnController:
                         break  # the end, shown below with what the session made of it
                     if isinstance(message, InitMessage):
                         self._check_mode(message.permission_mode)
+                    if type(message) is not StreamEvent:  # the gauge skips those
+                        view.set_context(session.context.fill)
                     self.surface.update(view.apply(message))
                 result = await self.turn.result()
                 # The turn's own cost and tokens first, so that the footer printed as the
                 # view finishes shows them (not the CLI's running total).
                 view.settle(result)
+                view.set_context(session.context.fill)  # the result names the window
                 if result.raw is not None:
                     self.surface.update(view.apply(result.raw))
             except asyncio.CancelledError:
@@ -418,6 +423,15 @@ class TurnController:
             self.surface.update(list(view.walk()))
 
         self.ext.schedule(switch())
+
+    def _on_stop_task(self, task_id: str) -> None:
+        async def stop() -> None:
+            try:
+                await self.session.stop_task(task_id)
+            except ByreError as e:
+                self.notice("error", f"the task could not be stopped: {e}")
+
+        self.ext.schedule(stop())
 
     def _on_model(self, name: str) -> None:
         async def switch() -> None:

@@ -11,6 +11,7 @@ import asyncio
 import html
 import os
 import shlex
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -25,15 +26,31 @@ from ..app.conversation import find_turn, render_history
 from ..app.doctor import bridge_check, doctor_checks, render_checks
 from ..app.extension import ClaudeExtension
 from ..app.inputs import resolve_image
+from ..app.picker import CliConversation, Origin
 from ..app.policy import read_policy
 from ..app.portable import PortableError
 from ..app.turns import TurnRequest, run_turn
 from ..errors import ByreError
-from ..protocol import EFFORT_LEVELS, Image, PermissionMode, model_label
+from ..protocol import (
+    EFFORT_LEVELS,
+    ContextUsage,
+    Image,
+    PermissionMode,
+    model_label,
+    parse_context_usage,
+)
+from ..session.accounting import short_tokens
 from ..tools.notebook_bridge import announce_turn, bridge_of
+from ..ui.format import context_meter
+from ..ui.markdown import inert_line
 from ..ui.toolinfo import allowance_lines
 
 __all__ = ["ClaudeMagics", "parse_cell_args"]
+
+#: How many conversations ``%claude conversations`` lists without ``--all``.
+LISTED = 20
+#: The longest first-prompt preview in that list, in characters.
+PREVIEW_CHARS = 80
 
 
 @magic_arguments()
@@ -138,6 +155,11 @@ def _session_name(value: str) -> str:
         raise argparse.ArgumentTypeError(str(e).strip()) from None
 
 
+def _session_or_pick(value: str) -> str:
+    """``resume``'s first word: a session name, or ``#N`` (then the session is default)."""
+    return value if value.startswith("#") else _session_name(value)
+
+
 def _subcommand_parsers() -> dict[str, _SubcommandParser]:
     """One parser per subcommand, in the order ``%claude help`` lists them."""
     parsers: dict[str, _SubcommandParser] = {}
@@ -165,14 +187,26 @@ def _subcommand_parsers() -> dict[str, _SubcommandParser]:
     name_arg(sub("new", "Start a fresh conversation in a session."))
     name_arg(sub("stop", "Interrupt the session's running turn."))
     name_arg(sub("close", "End a session and its CLI process."))
+    p = sub("conversations", "The CLI's conversations in this folder, newest first, numbered "
+            "for resume #N: when, first prompt, turns, cost, and where from.")  # fmt: skip
+    p.add_argument("--all", action="store_true", help=f"all of them, not the newest {LISTED}")
     p = sub("resume", "Continue an earlier conversation (e.g. after a kernel restart).")
-    name_arg(p)
-    p.add_argument("id", nargs="?", metavar="ID", help="the conversation id (default: the last)")
+    p.add_argument(
+        "name", nargs="?", default="default", type=_session_or_pick, metavar="NAME",
+        help="the session (default: default)",
+    )  # fmt: skip
+    p.add_argument(
+        "id", nargs="?", metavar="ID",
+        help="the conversation id, or #N: the one numbered N by %%claude conversations "
+        "(default: the session's last)",
+    )  # fmt: skip
     p.add_argument(
         "--from", dest="notebook", metavar="NOTEBOOK",
         help="the conversation a notebook saved with Claude.portable (another machine's too)",
     )  # fmt: skip
     sub("usage", "Cost and tokens per session.")
+    session_opt(sub("commands", "The slash commands and skills the CLI offers a %%claude cell."))
+    session_opt(sub("context", "How full the session's context window is."))
     name_arg(sub("transcript", "The last turn of a session as text."))
     p = sub("permissions", "The rules always allowed in the conversation: tool and scope.")
     p.add_argument("--clear", action="store_true", help="end them: what they covered asks again")
@@ -209,6 +243,8 @@ class ClaudeMagics(Magics):
     def __init__(self, shell: Any, ext: ClaudeExtension) -> None:
         super().__init__(shell)
         self.ext = ext
+        #: The conversation ids ``%claude conversations`` last listed, in its numbering.
+        self._listed: list[str] | None = None
 
     # -- %%claude -----------------------------------------------------------------------
 
@@ -290,8 +326,9 @@ class ClaudeMagics(Magics):
 
     @line_magic("claude")  # type: ignore[arg-type]
     def claude_line(self, line: str) -> Any:
-        """%claude SUBCOMMAND [ARGS]: sessions, model, new, stop, close, resume, usage,
-        transcript, permissions, history, checkout, doctor, help (``%claude SUB --help``)."""
+        """%claude SUBCOMMAND [ARGS]: sessions, model, new, stop, close, conversations, resume,
+        usage, commands, context, transcript, permissions, history, checkout, doctor, help
+        (``%claude SUB --help``)."""
         try:
             words = shlex.split(line)
         except ValueError as e:
@@ -318,8 +355,11 @@ class ClaudeMagics(Magics):
             "new": self._cmd_new,
             "stop": self._cmd_stop,
             "close": self._cmd_close,
+            "conversations": self._cmd_conversations,
             "resume": self._cmd_resume,
             "usage": self._cmd_usage,
+            "commands": self._cmd_commands,
+            "context": self._cmd_context,
             "transcript": self._cmd_transcript,
             "permissions": self._cmd_permissions,
             "history": self._cmd_history,
@@ -410,14 +450,49 @@ class ClaudeMagics(Magics):
         self._existing(args.name)
         self.ext.schedule(self.ext.conversations.drop(args.name))
 
-    def _cmd_resume(self, args: argparse.Namespace) -> None:
-        if args.notebook is not None:
-            if args.id is not None:
-                raise UsageError("%claude resume: give an ID or --from NOTEBOOK, not both")
-            self._resume_from(args.name, args.notebook)
+    def _cmd_conversations(self, args: argparse.Namespace) -> None:
+        limit = None if args.all else LISTED
+        found = self.ext.cli_conversations(None if limit is None else limit + 1)
+        shown = found[:limit]
+        self._listed = [c.session_id for c in shown]
+        if not shown:
+            print(f"The CLI has no conversation in {self.ext.cwd()} yet.")
             return
-        session = self.ext.resume(args.name, args.id)
-        print(f"session {args.name!r} resumes conversation {session.session_id}")
+        self._show(conversations_table(shown, time.time(), more=len(found) > len(shown)))
+
+    def _cmd_resume(self, args: argparse.Namespace) -> None:
+        name, wanted = args.name, args.id
+        if name.startswith("#"):  # resume #N: the default session
+            if wanted is not None:
+                SUBCOMMANDS["resume"].error("the session comes first: resume [NAME] #N")
+            name, wanted = "default", name
+        if args.notebook is not None:
+            if wanted is not None:
+                raise UsageError("%claude resume: give an ID or --from NOTEBOOK, not both")
+            self._resume_from(name, args.notebook)
+            return
+        if wanted is not None and wanted.startswith("#"):
+            wanted = self._picked(wanted)
+        session = self.ext.resume(name, wanted)
+        print(f"session {name!r} resumes conversation {session.session_id}")
+
+    def _picked(self, pick: str) -> str:
+        """The conversation ``#N`` names: in the last ``%claude conversations``, or in a
+        fresh listing numbered the same way when there was none."""
+        number = pick[1:]
+        if not (number.isascii() and number.isdigit()):
+            raise UsageError(f"%claude resume: {pick!r} is no number; write #N, e.g. #2")
+        listed = self._listed
+        if listed is None:
+            listed = [c.session_id for c in self.ext.cli_conversations(None)]
+        n = int(number)
+        if not 1 <= n <= len(listed):
+            have = f"#1 to #{len(listed)}" if listed else "none"
+            raise UsageError(
+                f"%claude resume: no conversation {pick} in the listing ({have}); "
+                "see %claude conversations (--all for every one)"
+            )
+        return listed[n - 1]
 
     def _resume_from(self, name: str, notebook: str) -> None:
         """``%claude resume --from NOTEBOOK [NAME]``: the conversation a notebook saved with
@@ -454,6 +529,52 @@ class ClaudeMagics(Magics):
             f"sessions included); `Claude.kernel_budget_usd`: {cap}.",
         ]
         self._show("\n".join(lines))
+
+    def _cmd_commands(self, args: argparse.Namespace) -> None:
+        session = self.ext.session(args.session)
+        commands = session.commands
+        if not commands:
+            print(
+                f"The CLI of session {args.session!r} lists its commands when it starts: run a "
+                "%%claude cell first (a prompt such as /context starts it without the model)."
+            )
+            return
+        init = session.last_init
+        skills = set(init.skills) if init is not None else set()
+        lines = ["| command | what it does | kind |", "|---|---|---|"]
+        for c in commands:
+            usage = f"/{c.name} {c.argument_hint}".rstrip()
+            kind = "skill" if c.name in skills else "built in" if c.builtin else "custom"
+            # Descriptions come from files in the project (.claude/commands): untrusted text.
+            lines.append(f"| {inert_line(usage)} | {inert_line(c.description)} | {kind} |")
+        self._show("\n".join(lines))
+
+    def _cmd_context(self, args: argparse.Namespace) -> None:
+        session = self.ext.session(args.session)
+        fill = session.context.fill
+        if fill.used:
+            share = f" ({fill.percent:.0f}% of the window)" if fill.percent is not None else ""
+            figures = f"context of session {args.session!r}: {context_meter(fill)} tokens{share}."
+        else:
+            figures = f"Session {args.session!r} has no answer yet: its context is not measured."
+        if not session.running or session.busy or self.ext.frontend() == "terminal":
+            # The breakdown is the CLI's to count (through the API): only from a running,
+            # idle CLI, and only where the answer can replace the line later.
+            print(f"{figures}\nA %%claude cell with /context shows the CLI's breakdown.")
+            return
+        handle = display(Markdown(inert_line(figures)), display_id=True)
+
+        async def breakdown() -> None:
+            try:
+                usage = parse_context_usage(await session.get_context_usage())
+            except ByreError as e:
+                handle.update(
+                    Markdown(f"{inert_line(figures)}\n\n{inert_line(f'No breakdown: {e}')}")
+                )
+                return
+            handle.update(Markdown(f"{inert_line(figures)}\n\n{context_table(usage)}"))
+
+        self.ext.schedule(breakdown())
 
     def _cmd_transcript(self, args: argparse.Namespace) -> None:
         from ..ui import terminal_text
@@ -508,6 +629,67 @@ class ClaudeMagics(Magics):
 
     def _cmd_doctor(self, args: argparse.Namespace) -> None:
         self._show(doctor_report(self.ext))
+
+
+def context_table(usage: ContextUsage) -> str:
+    """The CLI's context breakdown as a Markdown table (category names are the CLI's, made
+    inert all the same: an MCP server names its own tools' category)."""
+    lines = ["| category | tokens | share |", "|---|---|---|"]
+    for c in usage.categories:
+        share = f"{100 * c.tokens / usage.window:.1f}%" if usage.window else ""
+        lines.append(f"| {inert_line(c.name)} | {short_tokens(c.tokens)} | {share} |")
+    window = f" of {short_tokens(usage.window)}" if usage.window else ""
+    lines.append(f"| **total** | {short_tokens(usage.total)}{window} | |")
+    return "\n".join(lines)
+
+
+def conversations_table(found: list[CliConversation], now: float, *, more: bool) -> str:
+    """``%claude conversations`` as Markdown. First prompts and names come from files anyone
+    may have written (a prompt pasted from a web page, a hand-edited index): inert text."""
+    lines = ["| # | when | first prompt | turns | cost | from |", "|---|---|---|---|---|---|"]
+    for number, c in enumerate(found, 1):
+        when = f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(c.mtime))} ({ago(now - c.mtime)})"
+        prompt = inert_line(preview(c.first_prompt)) if c.first_prompt else "*(none read)*"
+        turns = str(c.turns) if c.complete else f"≥ {c.turns}"
+        if c.scripted:
+            cost = "scripted model"  # the CLI priced tokens nobody paid for
+        else:
+            cost = dollars(c.cost_usd) if c.cost_usd is not None else ""
+        lines.append(
+            f"| {number} | {when} | {prompt} | {turns} | {cost} | {origin_text(c.origin)} |"
+        )
+    if more:
+        lines += ["", f"The newest {len(found)}; `%claude conversations --all` lists every one."]
+    lines += ["", "`%claude resume [NAME] #N` continues number N."]
+    return "\n".join(lines)
+
+
+def preview(text: str) -> str:
+    """One line of at most :data:`PREVIEW_CHARS` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= PREVIEW_CHARS else line[: PREVIEW_CHARS - 1] + "…"
+
+
+def ago(seconds: float) -> str:
+    """A rough age: "just now", "5 min ago", "2 h ago", "3 days ago"."""
+    if seconds < 60:
+        return "just now"
+    for unit, size in (("day", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            count = int(seconds // size)
+            return f"{count} {unit}{'s' if unit == 'day' and count > 1 else ''} ago"
+    return "just now"
+
+
+def origin_text(origin: Origin) -> str:
+    if origin.session is None:
+        return "terminal"
+    session = f"session {inert_line(origin.session)}"
+    if origin.here:
+        return f"this notebook, {session}"
+    if origin.notebook is not None:
+        return f"notebook {inert_line(origin.notebook)}, {session}"
+    return f"byre in this folder, {session}"
 
 
 def dollars(amount: float) -> str:

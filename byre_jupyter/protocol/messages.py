@@ -24,9 +24,12 @@ __all__ = [
     "ApiStreamEvent",
     "AssistantMessage",
     "Block",
+    "CompactBoundary",
     "ContentBlockDelta",
     "ContentBlockStart",
     "ContentBlockStop",
+    "ContextCategory",
+    "ContextUsage",
     "ControlCancelRequest",
     "ControlRequest",
     "ControlResponse",
@@ -36,7 +39,11 @@ __all__ = [
     "MessageDelta",
     "MessageStart",
     "MessageStop",
+    "ModelFallback",
+    "PromptSuggestion",
+    "RateLimitEvent",
     "ResultMessage",
+    "SlashCommand",
     "StreamEvent",
     "SystemMessage",
     "TaskMessage",
@@ -50,6 +57,8 @@ __all__ = [
     "UserMessage",
     "parse_block",
     "parse_blocks",
+    "parse_commands",
+    "parse_context_usage",
     "parse_message",
     "parse_stream_event",
     "without_image_notes",
@@ -318,6 +327,8 @@ class AssistantMessage(Message):
     aborted: bool = False
     is_api_error: bool = False
     error: str | None = None
+    #: The API message's usage as this line carries it (output counts so far).
+    tokens: TokenUsage = TokenUsage()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -336,6 +347,11 @@ class InitMessage(SystemMessage):
     capabilities: frozenset[str]
     cwd: str | None
     claude_code_version: str | None
+    #: What a prompt may start with (``/NAME``): built-in commands, the project's and user's
+    #: ``.claude/commands``, and the skills again (the CLI lists each user-invocable skill).
+    slash_commands: tuple[str, ...] = ()
+    skills: tuple[str, ...] = ()
+    agents: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -348,6 +364,27 @@ class ApiRetryMessage(SystemMessage):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CompactBoundary(SystemMessage):
+    """``system/compact_boundary``: the CLI summarised the conversation here, by ``/compact``
+    (``trigger`` "manual") or because the context window was nearly full ("auto"). The token
+    figures are the context's size before and after."""
+
+    trigger: str
+    pre_tokens: int | None
+    post_tokens: int | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelFallback(SystemMessage):
+    """``system/model_fallback``: the request went to another model than the one asked for."""
+
+    trigger: str
+    original_model: str
+    fallback_model: str
+    content: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TaskMessage(SystemMessage):
     """``system/task_*``: a background or foreground task (Bash after ~3 s, subagents)."""
 
@@ -357,6 +394,64 @@ class TaskMessage(SystemMessage):
     status: str | None
     summary: str | None
     task_type: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SlashCommand:
+    """One command a prompt may start with (``/name args``), as the ``initialize`` response
+    lists it: built-in commands, skills, and the project's and user's ``.claude/commands``."""
+
+    name: str
+    description: str = ""
+    argument_hint: str = ""
+    builtin: bool = False
+
+
+def parse_commands(response: Mapping[str, Any]) -> tuple[SlashCommand, ...]:
+    """The ``commands`` of an ``initialize`` response (entries without a name are skipped)."""
+    commands = response.get("commands")
+    return tuple(
+        SlashCommand(
+            name=c["name"],
+            description=_str(c.get("description")) or "",
+            argument_hint=_str(c.get("argumentHint")) or "",
+            builtin=c.get("builtin") is True,
+        )
+        for c in (commands if isinstance(commands, list) else ())
+        if isinstance(c, Mapping) and isinstance(c.get("name"), str) and c["name"]
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ContextCategory:
+    """One row of the CLI's context breakdown: ``kind`` is used, deferred, buffer or free."""
+
+    name: str
+    tokens: int
+    kind: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ContextUsage:
+    """The ``get_context_usage`` answer: what fills the window (the CLI counts it through the
+    API's count_tokens), ``total`` of ``window`` tokens."""
+
+    total: int
+    window: int | None
+    categories: tuple[ContextCategory, ...] = ()
+
+
+def parse_context_usage(response: Mapping[str, Any]) -> ContextUsage:
+    rows = response.get("categories")
+    return ContextUsage(
+        total=_count(response.get("totalTokens")),
+        window=_count(response.get("maxTokens")) or None,
+        categories=tuple(
+            ContextCategory(r["name"], _count(r.get("tokens")), _str(r.get("kind")) or "")
+            for r in (rows if isinstance(rows, list) else ())
+            if isinstance(r, Mapping) and isinstance(r.get("name"), str)
+        ),
+    )
 
 
 # --- API stream events (inside stream_event lines) -----------------------------------------
@@ -532,6 +627,11 @@ class ResultMessage(Message):
     errors: tuple[str, ...]
     permission_denials: tuple[Any, ...]
     origin_kind: str | None
+    #: The slash command that made this result without the model's turn loop (``compact``,
+    #: ``context``); None for a prompt.
+    local_command: str | None = None
+    #: Each model's context window in tokens (``modelUsage[...].contextWindow``).
+    context_windows: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def interrupted(self) -> bool:
@@ -556,6 +656,24 @@ class ResultMessage(Message):
         if self.budget_exhausted:
             return errors or "Reached maximum budget"
         return self.result or errors or f"The turn failed ({self.terminal_reason or self.subtype})."
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RateLimitEvent(Message):
+    """``rate_limit_event``: the account's rate-limit state changed. ``status`` is
+    ``allowed``, ``allowed_warning`` or ``rejected``; ``resets_at`` Unix seconds (None if not
+    given); ``limit_type`` e.g. ``five_hour``."""
+
+    status: str
+    resets_at: float | None
+    limit_type: str | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PromptSuggestion(Message):
+    """``prompt_suggestion``: the CLI's guess at the user's next prompt, after a turn."""
+
+    suggestion: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -596,6 +714,10 @@ def _num(value: Any) -> float | None:
     return None
 
 
+def _strs(value: Any) -> tuple[str, ...]:
+    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+
+
 def _map(value: Any) -> Mapping[str, Any]:
     # ``type() is dict`` first: json.loads makes dicts, and the ABC check costs more than the
     # rest of a stream event's parse.
@@ -623,6 +745,7 @@ def _assistant(raw: Mapping[str, Any]) -> Message:
         aborted=bool(raw.get("aborted", False)),
         is_api_error=bool(raw.get("is_api_error_message", False)),
         error=_str(raw.get("error")),
+        tokens=_tokens(msg.get("usage")),
     )
 
 
@@ -645,6 +768,27 @@ def _system(raw: Mapping[str, Any]) -> Message:
             capabilities=frozenset(str(c) for c in caps) if isinstance(caps, list) else frozenset(),
             cwd=_str(raw.get("cwd")),
             claude_code_version=_str(raw.get("claude_code_version")),
+            slash_commands=_strs(raw.get("slash_commands")),
+            skills=_strs(raw.get("skills")),
+            agents=_strs(raw.get("agents")),
+        )
+    if subtype == "compact_boundary":
+        meta = _map(raw.get("compact_metadata"))
+        return CompactBoundary(
+            raw=raw,
+            subtype=subtype,
+            trigger=_str(meta.get("trigger")) or "",
+            pre_tokens=_int(meta.get("pre_tokens")),
+            post_tokens=_int(meta.get("post_tokens")),
+        )
+    if subtype == "model_fallback":
+        return ModelFallback(
+            raw=raw,
+            subtype=subtype,
+            trigger=_str(raw.get("trigger")) or "",
+            original_model=_str(raw.get("original_model")) or "",
+            fallback_model=_str(raw.get("fallback_model")) or "",
+            content=_str(raw.get("content")) or "",
         )
     if subtype == "api_retry":
         return ApiRetryMessage(
@@ -697,7 +841,30 @@ def _result(raw: Mapping[str, Any]) -> Message:
         errors=tuple(str(e) for e in errors) if isinstance(errors, list) else (),
         permission_denials=tuple(denials) if isinstance(denials, list) else (),
         origin_kind=_str(_map(raw.get("origin")).get("kind")),
+        local_command=_str(raw.get("local_command")),
+        context_windows={
+            str(model): window
+            for model, u in _map(raw.get("modelUsage")).items()
+            if (window := _count(_map(u).get("contextWindow")))
+        },
     )
+
+
+def _rate_limit(raw: Mapping[str, Any]) -> Message:
+    info = _map(raw.get("rate_limit_info"))
+    resets = _num(info.get("resetsAt"))
+    if resets is not None and resets > 1e11:  # milliseconds (seconds stay below until 5138)
+        resets /= 1000.0
+    return RateLimitEvent(
+        raw=raw,
+        status=_str(info.get("status")) or "",
+        resets_at=resets,
+        limit_type=_str(info.get("rateLimitType")),
+    )
+
+
+def _suggestion(raw: Mapping[str, Any]) -> Message:
+    return PromptSuggestion(raw=raw, suggestion=_str(raw.get("suggestion")) or "")
 
 
 def _control_request(raw: Mapping[str, Any]) -> Message:
@@ -735,6 +902,8 @@ _PARSERS: dict[str, Callable[[Mapping[str, Any]], Message]] = {
     "control_request": _control_request,
     "control_response": _control_response,
     "control_cancel_request": _control_cancel,
+    "rate_limit_event": _rate_limit,
+    "prompt_suggestion": _suggestion,
 }
 
 

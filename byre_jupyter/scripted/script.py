@@ -343,6 +343,13 @@ class ScriptedRequest:
         return _message_text(m) if m is not None else ""
 
     @property
+    def is_compaction(self) -> bool:
+        """The CLI asks for a summary of the conversation (``/compact``, or an automatic
+        compaction when the window is nearly full): CLI 2.1.328 opens the prompt with this
+        line. A rule on it answers with a summary of the test's size (``usage``)."""
+        return self.last_user_text.startswith("CRITICAL: Respond with TEXT ONLY.")
+
+    @property
     def first_user_text(self) -> str:
         """Text of the first user-role message (a subagent's prompt lands here)."""
         users = self.user_messages

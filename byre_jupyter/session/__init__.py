@@ -1,6 +1,6 @@
 """The session layer: conversations, turns, the control channel and the in-process MCP server."""
 
-from .accounting import Ledger
+from .accounting import ContextFill, ContextGauge, Ledger
 from .mcp import McpServer, McpTool, ToolResult
 from .options import SessionOptions
 from .permissions import Allow, Allowance, Decision, Deny, PermissionCallback, PermissionRequest
@@ -10,6 +10,8 @@ from .turn import Turn, TurnResult
 __all__ = [
     "Allow",
     "Allowance",
+    "ContextFill",
+    "ContextGauge",
     "Decision",
     "Deny",
     "HookCallback",

@@ -17,9 +17,67 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..protocol import ResultMessage, TokenUsage
+from ..protocol import AssistantMessage, CompactBoundary, Message, ResultMessage, TokenUsage
 
-__all__ = ["CostMeter", "Ledger", "turn_cost"]
+__all__ = ["ContextFill", "ContextGauge", "CostMeter", "Ledger", "short_tokens", "turn_cost"]
+
+
+@dataclass(frozen=True)
+class ContextFill:
+    """How full a conversation's context window is: ``used`` tokens of ``window`` (None
+    until the CLI has named the model's window)."""
+
+    used: int = 0
+    window: int | None = None
+
+    @property
+    def percent(self) -> float | None:
+        return 100.0 * self.used / self.window if self.window else None
+
+
+def short_tokens(count: int) -> str:
+    """``950``, ``13.4k``, ``200k``, ``1M``: a token count at a glance (the context meter, a
+    compaction's notice), as Claude Code's own ``/context`` writes them."""
+    for size, unit in ((1_000_000, "M"), (1_000, "k")):
+        if count >= size:
+            return f"{count / size:.1f}".removesuffix(".0") + unit
+    return str(count)
+
+
+class ContextGauge:
+    """One session's reading of its context window, from the messages the CLI sends anyway
+    (no request of its own: ``get_context_usage`` makes the CLI count tokens through the API).
+
+    The size is the prompt of the newest top-level API message (fresh input + cache writes +
+    cache reads, what the next request sends again) plus its output; a compaction sets it to
+    the summary's size; the window is the one the CLI reports for that model in each result
+    (``modelUsage[...].contextWindow``). Subagents' messages are their own contexts, and the
+    ``<synthetic>`` answers of local commands (``/context``) have no usage: both are skipped."""
+
+    def __init__(self) -> None:
+        self.fill = ContextFill()
+        self._model: str | None = None
+        self._windows: dict[str, int] = {}
+
+    def feed(self, message: Message) -> bool:
+        """Read one message; True if the fill changed."""
+        before = self.fill
+        if isinstance(message, AssistantMessage):
+            tokens = message.tokens
+            if message.parent_tool_use_id is None and tokens.input:
+                self._model = message.model
+                self.fill = ContextFill(
+                    tokens.total, self._windows.get(message.model, self.fill.window)
+                )
+        elif isinstance(message, CompactBoundary) and message.post_tokens is not None:
+            self.fill = ContextFill(message.post_tokens, self.fill.window)
+        elif isinstance(message, ResultMessage) and message.context_windows:
+            self._windows.update(message.context_windows)
+            window = self._windows.get(self._model or "")
+            if window is None and len(message.context_windows) == 1:
+                (window,) = message.context_windows.values()
+            self.fill = ContextFill(self.fill.used, window or self.fill.window)
+        return self.fill != before
 
 
 @dataclass

@@ -39,18 +39,20 @@ from ..protocol import (
     Message,
     PermissionMode,
     ResultMessage,
+    SlashCommand,
     StreamEvent,
     effort_option,
     effort_set_by,
     image_block,
     model_option,
+    parse_commands,
     user_message,
 )
 from ..protocol.cli_errors import CliErrorKind, classify
 from ..redact import Secrets
 from ..transport import LaunchSpec, Transport
 from ..transport.launch import asks_over_stdio, bypass_allowed, bypass_refusal
-from .accounting import CostMeter, Ledger
+from .accounting import ContextGauge, CostMeter, Ledger
 from .channel import ControlChannel
 from .mcp import McpServer
 from .options import HookCallback, SessionOptions
@@ -144,6 +146,8 @@ class Session:
         #: notebook does, for the sessions one name goes through).
         self.ledger = Ledger()
         self._meter = CostMeter()
+        #: How full the context window is, read from the turns' messages (``.accounting``).
+        self.context = ContextGauge()
         self.restarts = 0
         #: Things the user should know that are not errors of a turn (e.g. lost history).
         self.notices: list[str] = []
@@ -208,6 +212,12 @@ class Session:
         return (
             tuple(m for m in models if isinstance(m, Mapping)) if isinstance(models, list) else ()
         )
+
+    @property
+    def commands(self) -> tuple[SlashCommand, ...]:
+        """The slash commands the CLI offers, with descriptions (its ``initialize`` answer);
+        empty until it has started."""
+        return parse_commands(self.server_info)
 
     @property
     def capabilities(self) -> frozenset[str]:
@@ -667,6 +677,14 @@ class Session:
     async def get_context_usage(self) -> Mapping[str, Any]:
         return await self._request_started("get_context_usage")
 
+    async def stop_task(self, task_id: str) -> None:
+        """Stop one running task (a long Bash call, a subagent); the turn goes on."""
+        if self._channel is None or not self.running:
+            raise ByreError("the session's CLI is not running: no task to stop")
+        await self._channel.request(
+            "stop_task", timeout=self.options.control_timeout, task_id=task_id
+        )
+
     async def mcp_status(self) -> Mapping[str, Any]:
         return await self._request_started("mcp_status")
 
@@ -723,6 +741,7 @@ class Session:
                 self.session_id = message.session_id
         if isinstance(message, AssistantMessage) and message.uuid:
             self._has_history = True  # the CLI has recorded the conversation: a restart resumes
+        self.context.feed(message)
         turn = self._active
         if turn is None and self._background is None and not isinstance(message, InitMessage):
             # Between turns, only a system/init opens a turn the CLI starts by itself (a

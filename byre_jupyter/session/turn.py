@@ -31,6 +31,7 @@ from typing import Any, Protocol
 from ..errors import ByreError
 from ..protocol import (
     AssistantMessage,
+    CompactBoundary,
     ImageBlock,
     Message,
     ResultMessage,
@@ -68,6 +69,9 @@ class TurnResult:
     error: ByreError | None = None
     origin: str | None = None
     raw: ResultMessage | None = None
+    #: The CLI compacted the conversation during this turn: from then on it keeps only the
+    #: summary of what came before, and cannot resume at an earlier message.
+    compacted: bool = False
 
     @property
     def error_message(self) -> str | None:
@@ -248,9 +252,11 @@ class Turn:
         texts: list[str] = []
         images: list[ImageBlock] = []
         uuids: list[str] = []
-        aborted = False
+        aborted = compacted = False
         for m in self.messages:
-            if isinstance(m, AssistantMessage):
+            if isinstance(m, CompactBoundary):
+                compacted = True
+            elif isinstance(m, AssistantMessage):
                 if m.uuid:
                     uuids.append(m.uuid)
                 aborted = aborted or m.aborted
@@ -283,6 +289,7 @@ class Turn:
             error=error,
             origin=(result.origin_kind if result else None) or self.origin,
             raw=result,
+            compacted=compacted,
         )
 
     def __repr__(self) -> str:

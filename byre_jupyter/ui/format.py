@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import textwrap
 
+from byre_jupyter.session.accounting import ContextFill, short_tokens
 from byre_jupyter.ui.blocks import ImageView, ToolCardView
 from byre_jupyter.ui.reveal import reveal
 from byre_jupyter.ui.toolinfo import input_lines, tool_info
@@ -42,6 +43,26 @@ def format_duration(seconds: float) -> str:
 def format_tokens(count: int) -> str:
     """``950``, ``12,345``."""
     return f"{count:,}"
+
+
+def context_meter(fill: ContextFill) -> str:
+    """``13.4k / 200k`` (used / window), or ``13.4k`` while the window is unknown; "" before
+    the first answer."""
+    if not fill.used:
+        return ""
+    window = f" / {short_tokens(fill.window)}" if fill.window else ""
+    return f"{short_tokens(fill.used)}{window}"
+
+
+def context_bar(fill: ContextFill) -> dict[str, str]:
+    """The header's meter (class ``byre-context``): its text and its hover title."""
+    percent = fill.percent
+    title = (
+        f"Context window: {fill.used:,} of {fill.window:,} tokens used ({percent:.0f}%)"
+        if fill.window and percent is not None
+        else f"Context: {fill.used:,} tokens (the window is known after the first answer)"
+    )
+    return {"context": context_meter(fill), "context_title": title if fill.used else ""}
 
 
 def truncate(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
@@ -106,6 +127,10 @@ def footer_parts(view: TurnView) -> list[str]:
     failed before any model answered (no login, no CLI) shows neither a model nor a cost."""
     parts: list[str] = []
     reached_model = not view.is_error or bool(view.tokens_in or view.tokens_out)
+    if view.local_command is not None and not (view.tokens_in or view.tokens_out):
+        # /context, /clear...: the CLI answered without a model; /compact's summary did call
+        # one (its cost is real) though its result reports no tokens.
+        reached_model = bool(view.cost_usd)
     if view.model and reached_model:
         parts.append(view.model)
     parts.append(format_duration(view.elapsed_s))
@@ -115,6 +140,8 @@ def footer_parts(view: TurnView) -> list[str]:
         )
     if view.cost_usd is not None and reached_model:
         parts.append(f"${view.cost_usd:.4f}")
+    if meter := context_meter(view.context):
+        parts.append(f"context {meter}")
     if view.interrupted:
         parts.append("interrupted")
     if view.is_error:

@@ -64,8 +64,8 @@ export class LiveTurn {
     this.body.setAttribute("aria-label", "Answer");
     this.bar = this.makeBar();
     // The controls above the answer, where they stay while it grows (the status line is the
-    // record's footer, below it).
-    this.frame.append(this.bar.head, prompt, this.body, this.bar.node);
+    // record's footer, below it; the running tasks just above it).
+    this.frame.append(this.bar.head, prompt, this.body, this.bar.tasks, this.bar.node);
     outer.append(this.frame);
     el.replaceChildren(outer);
     this.cursor = make("span", "byre-cursor");
@@ -96,6 +96,8 @@ export class LiveTurn {
     const status = make("span", "byre-status");
     status.setAttribute("role", "status");
     status.setAttribute("aria-live", "polite");
+    // How full the context window is (used / window), in the header beside the menus.
+    const context = make("span", "byre-context");
     const model = this.menu("Model", "model");
     const mode = this.menu("Permissions", "mode");
     const effort = this.menu("Effort", "effort");
@@ -111,13 +113,15 @@ export class LiveTurn {
     });
     node.append(spinner, status);
     // The header: each menu with its caption, whole (they wrap onto a second line rather than
-    // cut a value short), a slot for the context meter, and Stop at the end of the first line.
+    // cut a value short), the context meter, and Stop at the end of the first line.
     const head = make("div", "byre-head");
     const menus = make("div", "byre-menus");
     menus.append(field("model", model), field("mode", mode), field("effort", effort));
-    const context = make("span", "byre-context");
     head.append(menus, context, stop);
-    return { node, head, spinner, status, model, mode, effort, stop };
+    // The tasks running now (a long Bash call, a subagent), each with its own Stop.
+    const tasks = make("div", "byre-tasks");
+    tasks.hidden = true;
+    return { node, head, spinner, status, context, model, mode, effort, stop, tasks };
   }
 
   menu(label, event) {
@@ -136,6 +140,10 @@ export class LiveTurn {
     b.status.textContent = bar.status || "";
     b.status.title = bar.status || ""; // the whole line, when it is cut short
     b.status.classList.toggle("byre-waiting", !!bar.waiting);
+    b.context.textContent = bar.context || "";
+    b.context.title = bar.context_title || "";
+    b.context.hidden = !bar.context;
+    this.drawTasks(bar.tasks || []);
     options(b.model, bar.models || [], bar.model, (m) => m);
     b.model.title = `Model: ${bar.model || "default"} (from the next request)`;
     b.mode.parentNode.hidden = !bar.modes;
@@ -149,6 +157,29 @@ export class LiveTurn {
     b.stop.disabled = !!(bar.disabled || bar.stopping);
     this.frame.classList.toggle("byre-streaming", !bar.done);
     this.placeCursor();
+  }
+
+  drawTasks(tasks) {
+    const box = this.bar.tasks;
+    const key = JSON.stringify(tasks);
+    if (box.dataset.key === key) return; // the bar redraws every second: keep the buttons
+    box.dataset.key = key;
+    box.replaceChildren();
+    for (const [id, what] of tasks) {
+      const line = make("div", "byre-task");
+      const label = make("span", "byre-task-label", what);
+      label.title = what;
+      const stop = make("button", "byre-task-stop jupyter-button widget-button", "Stop");
+      stop.type = "button";
+      stop.title = "Stop this task (the turn goes on)";
+      stop.addEventListener("click", () => {
+        stop.disabled = true;
+        this.model.send({ event: "stop_task", value: id });
+      });
+      line.append(label, stop);
+      box.append(line);
+    }
+    box.hidden = tasks.length === 0;
   }
 
   apply(changes) {

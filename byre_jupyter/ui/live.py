@@ -44,6 +44,7 @@ from byre_jupyter.ui.format import (
     card_input_text,
     card_result_text,
     card_title,
+    context_bar,
     format_duration,
     format_tokens,
     truncate,
@@ -413,8 +414,10 @@ class LiveView:
         on_permission_mode: Callable[[str], None] | None = None,
         effort: str | None = None,
         on_effort: Callable[[str], None] | None = None,
+        on_stop_task: Callable[[str], None] | None = None,
     ) -> None:
         self._view = view
+        self._on_stop_task = on_stop_task
         self._loop = loop
         self._on_stop = on_stop
         self._on_model = on_model
@@ -610,6 +613,15 @@ class LiveView:
             self._loop.call_soon_threadsafe(self._mode_chosen, value)
         elif event == "effort" and isinstance(value, str) and value:
             self._loop.call_soon_threadsafe(self._effort_chosen, value)
+        elif event == "stop_task" and isinstance(value, str) and value:
+            self._loop.call_soon_threadsafe(self._stop_task, value)
+
+    def _stop_task(self, task_id: str) -> None:
+        # Only a task the view lists as running: the id comes from the page.
+        if self._closed or self._finished or self._on_stop_task is None:
+            return
+        if task_id in self._view.tasks:
+            self._on_stop_task(task_id)
 
     def _model_chosen(self, name: str) -> None:
         if self._closed or self._finished or name not in self._models:
@@ -743,6 +755,11 @@ class LiveView:
                 "status": self._status,
                 "waiting": self._status_waiting,
                 "done": self._status_done,
+                **context_bar(self._view.context),
+                # Each running task with its Stop (only where a stop can be sent).
+                "tasks": [[k, v] for k, v in self._view.tasks.items()]
+                if self._on_stop_task is not None and not self._finished
+                else [],
             },
             "menus": {
                 "models": list(self._models),

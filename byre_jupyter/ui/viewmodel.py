@@ -43,12 +43,15 @@ from byre_jupyter.protocol.messages import (
     ApiRetryMessage,
     AssistantMessage,
     Block,
+    CompactBoundary,
     ContentBlockDelta,
     ImageBlock,
     InitMessage,
     Message,
     MessageDelta,
     MessageStart,
+    ModelFallback,
+    RateLimitEvent,
     ResultMessage,
     StreamEvent,
     SystemMessage,
@@ -62,6 +65,7 @@ from byre_jupyter.protocol.messages import (
     without_image_notes,
 )
 from byre_jupyter.redact import Secrets, redact_json, redact_text, redactions
+from byre_jupyter.session.accounting import ContextFill, short_tokens
 from byre_jupyter.session.turn import TurnResult
 from byre_jupyter.ui.blocks import (
     BlockView,
@@ -210,6 +214,14 @@ class TurnView:
         self.interrupted = False
         self.is_error = False
         self.finished = False
+        #: The conversation's context window, as full as the session's gauge read it last
+        #: (the header's meter; :meth:`set_context`).
+        self.context = ContextFill()
+        #: The slash command the CLI ran itself for this turn (``compact``, ``context``).
+        self.local_command: str | None = None
+        #: The tasks running now (a Bash call after ~3 s, a subagent): id -> what it does.
+        #: A new dict on each change (the header compares values).
+        self.tasks: dict[str, str] = {}
         #: Bumped whenever header state changes (status, tokens, model, retry...).
         self.header_version = 0
         self._next_id = 0
@@ -296,6 +308,12 @@ class TurnView:
             self._on_retry(msg)
         elif isinstance(msg, TaskMessage):
             self._on_task(msg)
+        elif isinstance(msg, CompactBoundary):
+            self._on_compact(msg)
+        elif isinstance(msg, ModelFallback):
+            self._on_fallback(msg)
+        elif isinstance(msg, RateLimitEvent):
+            self._on_rate_limit(msg)
         elif isinstance(msg, SystemMessage):
             self._on_system(msg)
         elif isinstance(msg, ResultMessage):
@@ -307,6 +325,10 @@ class TurnView:
         self._set_header(
             cost_usd=result.cost_usd, tokens_in=result.tokens.input, tokens_out=result.tokens.output
         )
+
+    def set_context(self, fill: ContextFill) -> None:
+        """The context window's fill now (the session's gauge reads the messages)."""
+        self._set_header(context=fill)
 
     def add_notice(self, kind: str, text: str) -> NoticeView:
         """Append a notice at top level (retry, error, interrupted, permission, info). Its text
@@ -647,6 +669,7 @@ class TurnView:
             self._touch(self._retry_notice)
 
     def _on_task(self, msg: TaskMessage) -> None:
+        self._track_task(msg)
         card = self._tasks.get(msg.task_id)
         if card is None and msg.tool_use_id:
             card = self._cards.get(msg.tool_use_id)
@@ -668,6 +691,52 @@ class TurnView:
             card.task_note = note
             self._touch(card)
 
+    def _track_task(self, msg: TaskMessage) -> None:
+        if not msg.task_id:
+            return
+        if msg.subtype == "task_started":
+            what = msg.description or msg.task_type or "a task"
+            self._set_header(tasks={**self.tasks, msg.task_id: self._redact(what)})
+        elif msg.task_id in self.tasks and (
+            msg.subtype == "task_notification"
+            or msg.status in ("completed", "failed", "killed", "stopped")
+        ):
+            self._set_header(tasks={k: v for k, v in self.tasks.items() if k != msg.task_id})
+
+    def _on_compact(self, msg: CompactBoundary) -> None:
+        how = (
+            "compacted automatically (the context window was nearly full)"
+            if msg.trigger == "auto"
+            else "compacted"
+        )
+        if msg.pre_tokens is not None and msg.post_tokens is not None:
+            figures = f"{short_tokens(msg.pre_tokens)} → {short_tokens(msg.post_tokens)} tokens"
+            self.add_notice("compact", f"{how}: {figures}")
+        else:
+            self.add_notice("compact", f"{how}.")
+
+    def _on_fallback(self, msg: ModelFallback) -> None:
+        used = msg.fallback_model or "another model"
+        asked = msg.original_model or "the model asked for"
+        why = f" ({msg.trigger})" if msg.trigger else ""
+        self.add_notice("warning", f"{asked} was not available{why}: this turn used {used}.")
+        if msg.fallback_model:
+            self._set_header(model=msg.fallback_model)
+
+    def _on_rate_limit(self, msg: RateLimitEvent) -> None:
+        if msg.status in ("", "allowed"):
+            return
+        kind = f" ({msg.limit_type})" if msg.limit_type else ""
+        what = "Rate limit reached" if msg.status == "rejected" else "Close to the rate limit"
+        when = ""
+        if msg.resets_at is not None:
+            # The kernel's local time: the user's, for a kernel on their machine.
+            local = time.localtime(msg.resets_at)
+            when = time.strftime(": it resets at %H:%M %Z", local)
+            if time.strftime("%Y-%m-%d", local) != time.strftime("%Y-%m-%d"):
+                when += time.strftime(" on %a %d %b", local)
+        self.add_notice("warning", f"{what}{kind}{when}.")
+
     def _on_system(self, msg: SystemMessage) -> None:
         if msg.subtype == "status":
             if msg.raw.get("status") == "requesting":
@@ -680,6 +749,11 @@ class TurnView:
     def _on_result(self, result: ResultMessage) -> None:
         if result.uuid:
             self.result_uuid = result.uuid
+        if result.local_command is not None:
+            self.local_command = result.local_command
+            if not result.is_error and not (result.result or "").strip() and not self.blocks:
+                # A command with nothing to show (/clear): the cell says it ran, not nothing.
+                self.add_notice("info", f"/{self._redact(result.local_command)} ran.")
         self.usage = _plain(result.usage)
         if result.usage:
             self._set_header(tokens_in=result.tokens.input, tokens_out=result.tokens.output)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from byre_jupyter.app.conversation import (
+    BranchError,
     ConversationTree,
     TurnNode,
     find_turn,
@@ -106,3 +107,30 @@ def test_find_turn_by_number_count_cell_and_start() -> None:
     for bad in ("#9", "[9]", "nope", "cell"):
         with pytest.raises(LookupError):
             find_turn(tree, bad)
+
+
+def test_a_branch_to_before_a_compaction_is_refused_in_words() -> None:
+    # CLI 2.1.328 cannot resume at a message older than the conversation's newest compaction
+    # (tests/integration/cli/test_slash_commands_cli.py): the re-run says so and why.
+    tree = ConversationTree()
+    a, b = run(tree, "A", "a"), run(tree, "B", "b")
+    compact = run(tree, "C", "/compact")
+    compact.compacted = True
+    d = run(tree, "D", "d")
+    assert tree.fork_point(d) == ("conv-1", "u4b")  # after the compaction: fine
+    assert tree.fork_point(compact) == ("conv-1", "u3b")
+    with pytest.raises(BranchError) as caught:
+        tree.fork_point(a)
+    text = str(caught.value)
+    assert "compacted" in text and compact.label() in text and a.label() in text
+    assert "%claude new" in text
+    assert b.parent is a
+
+
+def test_a_compaction_on_another_branch_does_not_block_this_one() -> None:
+    tree = ConversationTree()
+    a = run(tree, "A", "a")
+    run(tree, "B", "b")
+    b2 = run(tree, "B", "b again")  # a fork of conv-1 after A: conversation conv-3
+    b2.compacted = True
+    assert tree.fork_point(a) == ("conv-1", "u1b")  # conv-1 was never compacted

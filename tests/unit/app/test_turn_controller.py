@@ -29,7 +29,7 @@ from byre_jupyter.session import Allow, Deny, PermissionRequest, Session, TurnRe
 from byre_jupyter.ui import TurnView, viewmodel
 from byre_jupyter.ui.approval_card import ApprovalCard
 from byre_jupyter.ui.blocks import BlockView
-from byre_jupyter.ui.format import footer_parts
+from byre_jupyter.ui.format import context_meter, footer_parts
 from byre_jupyter.ui.record import static_outputs
 from byre_jupyter.ui.viewmodel import StaleMark
 from byre_jupyter.version import CLI_INSTALL, TESTED_CLI
@@ -681,3 +681,83 @@ async def test_the_header_menus_mode_is_in_force_when_chosen(hosts: list[FakeHos
     assert host.fake.modes == [None, "acceptEdits"]  # the launch's, then the switch
     kinds = [m.get("request", {}).get("subtype") or m["type"] for m in host.fake.received]
     assert kinds.index("set_permission_mode") < len(kinds) - 1 - kinds[::-1].index("user")
+
+
+def sized(text: str, prompt_tokens: int, msg_id: str) -> dict[str, Any]:
+    """An assistant line whose API message read ``prompt_tokens`` (mostly from the cache)."""
+    line = assistant(text, msg_id=msg_id, uuid=f"u-{msg_id}")
+    line["message"]["usage"] = {
+        "input_tokens": 100,
+        "cache_read_input_tokens": prompt_tokens - 100,
+        "output_tokens": 0,
+    }
+    return line
+
+
+async def test_the_context_meter_follows_each_turn_and_a_compaction(
+    hosts: list[FakeHost],
+) -> None:
+    window = {"contextWindow": 200_000, "inputTokens": 1}
+    first_result = result_line(0.01, {"input_tokens": 1}, window)
+    host = host_with(
+        hosts,
+        [sized("one", 13_400, "m1"), first_result],
+        [sized("two", 48_200, "m2"), result_line(0.02, {"input_tokens": 1}, window)],
+        [
+            {
+                "type": "system",
+                "subtype": "compact_boundary",
+                "compact_metadata": {
+                    "trigger": "manual",
+                    "pre_tokens": 48_200,
+                    "post_tokens": 3_100,
+                },
+            },
+            result_line(0.03, {}, window) | {"result": "", "local_command": "compact"},
+        ],
+    )
+    starts: list[str] = []
+    meters: list[str] = []
+    for prompt in ("one", "two", "/compact"):
+        controller = host.cell(prompt)
+        starts.append(context_meter(controller.view.context))
+        await asyncio.wait_for(controller.run(), 5)
+        meters.append(context_meter(controller.view.context))
+    # Each cell starts with the figure the one before left, before its own answer.
+    assert starts == ["", "13.4k / 200k", "48.2k / 200k"]
+    assert meters == ["13.4k / 200k", "48.2k / 200k", "3.1k / 200k"]
+    notices = [b.text for b in controller.view.blocks if isinstance(b, viewmodel.NoticeView)]
+    assert notices == ["compacted: 48.2k → 3.1k tokens"]
+
+
+async def test_a_tasks_stop_asks_the_cli_to_stop_that_task(hosts: list[FakeHost]) -> None:
+    host = host_with(hosts, [assistant("working"), Stall()])
+    controller = host.cell("long")
+    run = asyncio.ensure_future(controller.run())
+    await running(controller)
+    on_stop_task = host.surfaces[0].controls.on_stop_task
+    assert on_stop_task is not None
+    on_stop_task("t1")
+
+    def asked() -> list[Any]:
+        return [
+            m["request"]
+            for m in host.fake.received
+            if m.get("type") == "control_request" and m["request"].get("subtype") == "stop_task"
+        ]
+
+    await apoll(lambda: asked(), 5, "the stop_task request")
+    assert asked() == [{"subtype": "stop_task", "task_id": "t1"}]
+    # The fake CLI refuses it, as an older CLI would: the cell says so, the turn goes on.
+    await apoll(
+        lambda: any(
+            "could not be stopped" in b.text
+            for b in controller.view.blocks
+            if isinstance(b, viewmodel.NoticeView)
+        ),
+        5,
+        "the notice",
+    )
+    assert not controller.turn or not controller.turn.done()
+    controller.stop()
+    await asyncio.wait_for(run, 5)

@@ -35,6 +35,8 @@ def sessions() -> dict[str, tuple[int, Any, bool]]:
         ("checkout", "usage: %claude checkout"),
         ("checkout #1 #2", "usage: %claude checkout"),
         ("sessions extra", "usage: %claude sessions"),
+        ("conversations extra", "usage: %claude conversations"),
+        ("resume #1 review", "usage: %claude resume"),
         ("doctor --fix", "usage: %claude doctor"),
     ],
 )
@@ -49,7 +51,9 @@ def test_bad_arguments_raise_the_usage_line_and_change_nothing(
     assert sessions() == before
 
 
-@pytest.mark.parametrize("sub", ["model", "new", "resume", "checkout", "permissions", "help"])
+@pytest.mark.parametrize(
+    "sub", ["model", "new", "resume", "conversations", "checkout", "permissions", "help"]
+)
 def test_subcommand_help_prints_and_changes_nothing(
     shell: InteractiveShell, capsys: pytest.CaptureFixture[str], sub: str
 ) -> None:

@@ -17,6 +17,7 @@ from support.screen import Screen
 
 from byre_jupyter.protocol import EFFORT_LEVELS, PERMISSION_MODES
 from byre_jupyter.protocol.messages import parse_message
+from byre_jupyter.session import ContextFill
 from byre_jupyter.ui.blocks import TextView, ToolCardView
 from byre_jupyter.ui.coalesce import LoopLike
 from byre_jupyter.ui.live import PERMISSION_HELP, LiveView, _shared_prefix, _utf16
@@ -458,3 +459,34 @@ def test_the_shared_prefix_is_found_wherever_the_change_is() -> None:
     assert _shared_prefix(base + "grown", base) == len(base)
     assert _shared_prefix("", base) == 0
     assert _utf16("abc") == 3 and _utf16("a😀") == 3
+
+
+def test_the_context_meter_is_in_the_header_and_follows_the_gauge() -> None:
+    h = Harness()
+    assert h.screen.bar["context"] == ""  # nothing to show before the first answer
+    h.view.set_context(ContextFill(13_400, 200_000))
+    h.live.update([])
+    h.loop.advance(0.2)
+    assert h.screen.bar["context"] == "13.4k / 200k"
+    assert "13,400 of 200,000 tokens" in h.screen.bar["context_title"]
+
+
+def test_each_running_task_has_a_stop_that_names_it() -> None:
+    stopped: list[str] = []
+    h = Harness(on_stop_task=stopped.append)
+    h.feed(
+        [
+            {
+                "type": "system",
+                "subtype": "task_started",
+                "task_id": "t1",
+                "description": "Print five lines slowly",
+            }
+        ]
+    )
+    h.loop.advance(0.2)
+    assert h.screen.bar["tasks"] == [["t1", "Print five lines slowly"]]
+    click(h.live, "stop_task", "t1")
+    click(h.live, "stop_task", "not-a-running-task")  # a forged id is not passed on
+    h.loop.advance(0.01)
+    assert stopped == ["t1"]
