@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.asking import QUESTION
 
 from byre_jupyter import Session
 from byre_jupyter.app.approvals import Approvals
@@ -28,19 +29,6 @@ pytestmark = [pytest.mark.cli]
 MakeSession = Callable[..., Session]
 TIMEOUT = 90.0
 
-QUESTION = {
-    "questions": [
-        {
-            "question": "Which colour?",
-            "header": "Colour",
-            "multiSelect": False,
-            "options": [
-                {"label": "Red", "description": "warm"},
-                {"label": "Blue", "description": "cool"},
-            ],
-        }
-    ]
-}
 PLAN = "# The plan\n\n1. Read the data\n2. Write `report.md`"
 
 

@@ -7,23 +7,10 @@ from pathlib import Path
 
 import psutil
 import pytest
+from support.asking import QUESTION
 from support.kernel import KernelDriver
 
 from byre_jupyter.scripted import Reply, ScriptedAPI, ScriptedRequest, Text, ToolUse
-
-QUESTION = {
-    "questions": [
-        {
-            "question": "Which colour?",
-            "header": "Colour",
-            "multiSelect": False,
-            "options": [
-                {"label": "Red", "description": "warm"},
-                {"label": "Blue", "description": "cool"},
-            ],
-        }
-    ]
-}
 
 # The permission mode stays "default": these tests are about what the CLI asks.
 pytestmark = [

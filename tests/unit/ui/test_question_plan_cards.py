@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.asking import QUESTION
 
 from byre_jupyter.session import Allow, Deny
 from byre_jupyter.ui.approval_card import ApprovalCard
@@ -30,19 +31,7 @@ from byre_jupyter.ui.question_card import (
 
 from .test_approval import html_text, raw_values
 
-ONE = {
-    "questions": [
-        {
-            "question": "Which colour?",
-            "header": "Colour",
-            "multiSelect": False,
-            "options": [
-                {"label": "Red", "description": "warm"},
-                {"label": "Blue", "description": "cool"},
-            ],
-        }
-    ]
-}
+ONE = QUESTION
 TWO = {
     "questions": [
         *ONE["questions"],
