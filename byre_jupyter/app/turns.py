@@ -31,7 +31,15 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import ByreError
-from ..protocol import Image, InitMessage, ResultMessage, StreamEvent, model_label, model_option
+from ..protocol import (
+    Image,
+    InitMessage,
+    ResultMessage,
+    StreamEvent,
+    SystemMessage,
+    model_label,
+    model_option,
+)
 from ..redact import Secrets
 from ..session import Allow, Decision, Deny, PermissionRequest, Session, Turn, TurnResult
 from ..ui import TurnView
@@ -242,6 +250,9 @@ class TurnController:
                         break  # the end, shown below with what the session made of it
                     if isinstance(message, InitMessage):
                         self._check_mode(message.permission_mode)
+                    elif isinstance(message, SystemMessage) and message.subtype == "status":
+                        # The session follows a mode the CLI entered by itself (plan mode).
+                        self.surface.show_permission_mode(session.permission_mode or "default")
                     if type(message) is not StreamEvent:  # the gauge skips those
                         view.set_context(session.context.fill)
                     self.surface.update(view.apply(message))

@@ -41,6 +41,7 @@ from ..protocol import (
     ResultMessage,
     SlashCommand,
     StreamEvent,
+    SystemMessage,
     effort_option,
     effort_set_by,
     image_block,
@@ -629,6 +630,20 @@ class Session:
                 return
             await self._relaunch()
 
+    def _follow_cli_mode(self, word: object) -> None:
+        """The CLI changed its mode by itself (``system/status``: EnterPlanMode enters plan
+        mode without asking the host, CLI 2.1.328): the session follows, so the header, later
+        launches and every decision agree with it, unless that mode is looser than the one in
+        force (byre never loosens on the CLI's word)."""
+        mode = PermissionMode.of(word) if isinstance(word, str) else None
+        if mode is None or mode == self.permission_mode:
+            return
+        in_force = PermissionMode.of(self.permission_mode) or PermissionMode.DEFAULT
+        if _LOOSENESS.get(mode, 0) > _LOOSENESS.get(in_force, 0):
+            return
+        self._cli_mode = mode
+        self.switch_permission_mode(mode)
+
     def _cli_in_force(self) -> bool:
         """The running CLI (if any) is in the mode in force and asks us where it should."""
         if self._channel is None or not self.running:
@@ -742,6 +757,8 @@ class Session:
         if isinstance(message, AssistantMessage) and message.uuid:
             self._has_history = True  # the CLI has recorded the conversation: a restart resumes
         self.context.feed(message)
+        if isinstance(message, SystemMessage) and message.subtype == "status":
+            self._follow_cli_mode(message.raw.get("permissionMode"))
         turn = self._active
         if turn is None and self._background is None and not isinstance(message, InitMessage):
             # Between turns, only a system/init opens a turn the CLI starts by itself (a

@@ -239,3 +239,18 @@ async def test_a_tool_call_the_lagging_cli_would_let_through_is_asked(
     assert (output.get("permissionDecision") == "ask") is asks
     assert calls == ([] if asks else [in_force])
     await session.close()
+
+
+@pytest.mark.parametrize(("reported", "followed"), [("plan", True), ("acceptEdits", False)])
+async def test_the_session_follows_a_mode_the_cli_entered_by_itself_never_a_looser_one(
+    reported: str, followed: bool
+) -> None:
+    """CLI 2.1.328 enters plan mode without asking the host (EnterPlanMode) and says so in a
+    ``system/status`` line: the session follows it, so the header, later launches and byre's
+    decisions agree; a looser mode on the CLI's word alone is not taken."""
+    status = {"type": "system", "subtype": "status", "permissionMode": reported}
+    fake = FakeCLI([[status, assistant("planning")]])
+    session = Session(permission_mode="default", transport_factory=fake.factory)
+    assert (await session.query("plan it")).text == "planning"
+    assert session.permission_mode == (reported if followed else "default")
+    await session.close()
