@@ -116,8 +116,9 @@ export class LiveTurn {
     // cut a value short), the context meter, and Stop at the end of the first line.
     const head = make("div", "byre-head");
     const menus = make("div", "byre-menus");
-    menus.append(field("model", model), field("mode", mode), field("effort", effort));
-    head.append(menus, context, stop);
+    // The meter wraps with the menus (a sibling of theirs would narrow them and cut a value).
+    menus.append(field("model", model), field("mode", mode), field("effort", effort), context);
+    head.append(menus, stop);
     // The tasks running now (a long Bash call, a subagent), each with its own Stop.
     const tasks = make("div", "byre-tasks");
     tasks.hidden = true;

@@ -1,6 +1,6 @@
 """The context meter and a task's Stop in a turn's live view in JupyterLab at 700 px beside the
-file browser: the second cell's bar shows, from its start, how full the window is after the
-first cell (``used / window``), whole and not cut, with the menus still in the bar; its Bash
+file browser: the second cell's header shows, from its start, how full the window is after the
+first cell (``used / window``), whole and not cut, beside the menus; its Bash
 call, counting slowly, becomes a task (after ~3 s) listed above the bar with a Stop, and the
 Stop ends that task (its card ends in error: killed, exit code 137) while the turn goes on.
 The real ``claude`` CLI runs against the scripted Messages API, which reports a prompt of
@@ -16,18 +16,19 @@ from support.kernel import LOAD
 from byre_jupyter.scripted import Reply, ScriptedAPI, Text, ToolUse
 
 from .harness import LabPage, new_notebook, wait_until
+from .test_live_widget import HEADER_JS
 
 pytestmark = pytest.mark.cli
 
 METER_JS = """(out) => {
-  const meter = out.querySelector('.byre-live .byre-bar .byre-context');
-  if (!meter || meter.hidden) return null;
-  const bar = meter.closest('.byre-bar').getBoundingClientRect();
+  const meter = out.querySelector('.byre-live .byre-head .byre-context');
+  if (!meter || meter.hidden || !meter.textContent) return null;
+  const head = meter.closest('.byre-head').getBoundingClientRect();
   const r = meter.getBoundingClientRect();
-  const model = out.querySelector('.byre-live .byre-bar .byre-model').getBoundingClientRect();
+  const model = out.querySelector('.byre-live .byre-head .byre-model').getBoundingClientRect();
   return { text: meter.textContent, title: meter.title, cut: meter.scrollWidth > meter.clientWidth,
-           inside: r.left >= bar.left && r.right <= bar.right, modelWidth: model.width,
-           height: r.height, barHeight: bar.height };
+           inside: r.left >= head.left && r.right <= head.right, modelWidth: model.width,
+           height: r.height, lineHeight: model.height };
 }"""
 
 
@@ -48,7 +49,7 @@ def meter(lab: LabPage, i: int) -> dict[str, Any] | None:
     return dict(found) if found else None
 
 
-def test_the_meter_is_in_the_bar_at_700_px(
+def test_the_meter_is_in_the_header_at_700_px(
     lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str]
 ) -> None:
     usage = {"input_tokens": 13_400, "output_tokens": 0}  # the same size each request
@@ -65,14 +66,16 @@ def test_the_meter_is_in_the_bar_at_700_px(
     assert "context 13.4k / " in lab.output_text(1)  # the record's footer keeps it
     lab.run_cell(2, wait=False)
     api.wait_for_request("HOLD", timeout=60)
-    wait_until(lambda: meter(lab, 2), 30, "the meter in the second cell's bar")
+    wait_until(lambda: meter(lab, 2), 30, "the meter in the second cell's header")
     shown = meter(lab, 2)
     lab.screenshot("context-meter-700-light-lab.png")
     print("meter at 700 px:", shown)
     assert shown is not None and shown["text"].startswith("13.4k / ")
     assert shown["title"].startswith("Context window: 13,40")  # + the output the line carried
     assert not shown["cut"] and shown["inside"] and shown["modelWidth"] > 0
-    assert shown["height"] < 1.5 * shown["barHeight"]  # one line: the bar does not wrap
+    assert shown["height"] < 1.5 * shown["lineHeight"]  # one line: the figure does not wrap
+    fields = lab.output_locator(2).evaluate(HEADER_JS)["fields"]
+    assert all(f["need"] <= f["room"] + 1 for f in fields), fields  # it cuts no menu's value
     wait_until(lambda: tasks(lab, 2), 60, "the task line with its Stop")
     assert tasks(lab, 2) == ["Count slowlyStop"]
     lab.screenshot("task-stop-700-light-lab.png")
