@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from byre_jupyter.ui import highlight, markdown
@@ -318,6 +318,8 @@ def finished_tables(draw: st.DrawFn) -> str:
 
 @settings(max_examples=150, deadline=None)
 @given(finished_tables(), st.sampled_from(["", "\n", "\n\nAfter."]))
+# mistune 3.3.0 renders this one to other cells in pieces than whole (the oldest tier found it)
+@example("||\n|---|\n||\n||a\n||\n||\n||\n||\n||\n||\n||", "")
 def test_a_finished_table_renders_as_it_always_did(table: str, after: str) -> None:
     """The record of a finished long table, rendered from its pieces, is the whole render byte
     for byte (the small-block cache's bound made small, so that every table here is long)."""
