@@ -88,6 +88,25 @@ def wait_until(
     return poll(check, timeout, what, interval=interval, detail=detail, error=HarnessError)
 
 
+def _checkout_labextension(home: Path) -> Path | None:
+    """A Jupyter path holding this checkout's own build of the bridge extension, or None.
+
+    The environment's copy of the extension was put there by the editable install of one
+    checkout; a test run from another (a worktree, a rebuilt TypeScript) must load the build
+    beside the code it imports. ``JUPYTER_PATH`` comes before every other data directory, and
+    the first ``labextensions/<name>`` found wins.
+    """
+    build = REPO / "byre_jupyter" / "labextension"
+    if not (build / "package.json").is_file():
+        return None
+    path = home / "jupyter-path"
+    link = path / "labextensions" / "byre-jupyter-bridge"
+    link.parent.mkdir(parents=True, exist_ok=True)
+    if not link.is_symlink():
+        link.symlink_to(build, target_is_directory=True)
+    return path
+
+
 # --------------------------------------------------------------------------------------------
 # Lab server
 
@@ -137,6 +156,9 @@ class LabServer:
             PYDEVD_DISABLE_FILE_VALIDATION="1",
             PYTHONUNBUFFERED="1",
         )
+        own = _checkout_labextension(h)
+        if own is not None:
+            env["JUPYTER_PATH"] = str(own)
         env.update(extra)
         return env
 
