@@ -552,6 +552,7 @@ def _metadata(view: TurnView, extra: Mapping[str, Any]) -> dict[str, Any]:
             "interrupted": view.interrupted,
             "is_error": view.is_error,
             "cost_usd": view.cost_usd,
+            "scripted": view.scripted,
             "duration_s": view.duration_s,
             "usage": usage,
             **extra,
