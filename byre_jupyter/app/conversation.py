@@ -254,6 +254,12 @@ class Conversations:
         #: Every turn the kernel paid for, under any name, closed names included: each name's
         #: ledger adds into it (``Claude.kernel_budget_usd`` is checked against it).
         self.spent = Ledger()
+        #: Records of --bg turns that ended in a headless run (no cell id: nbclient,
+        #: papermill), shown again by the next foreground turn (``TurnController``): such a
+        #: client saves only the messages of the cell it runs, and the turn's record came
+        #: from its own cell's context; from the running cell it updates that slot by its
+        #: display id.
+        self.unsaved_records: list[Callable[[], None]] = []
 
     # -- the registry ------------------------------------------------------------------------
 
