@@ -416,6 +416,8 @@ async def test_a_turn_of_the_scripted_api_shows_its_cost_as_scripted_not_dollars
     assert entry is not None and entry.last_view is not None
     footer = " · ".join(footer_parts(entry.last_view))
     assert SCRIPTED_COST in footer and "$" not in footer, footer
+    _, metadata = static_outputs(entry.last_view)[0]
+    assert metadata["byre"]["scripted"] is True  # the saved record says so too
     assert entry.ledger.scripted and host.conversations.spent.scripted
     (node,) = entry.tree.turns
     assert node.scripted
@@ -431,6 +433,7 @@ async def test_a_turn_of_a_model_shows_its_cost_in_dollars(hosts: list[FakeHost]
     entry = host.conversations.entry("default")
     assert entry is not None and entry.last_view is not None
     assert "$0.5000" in footer_parts(entry.last_view)
+    assert "scripted" not in static_outputs(entry.last_view)[0][1]["byre"]
     assert not entry.ledger.scripted
 
 
