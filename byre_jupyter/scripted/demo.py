@@ -442,9 +442,9 @@ def demo_script(python_tool: str = DEFAULT_PYTHON_TOOL) -> Script:
             )
         if _word(req, "fix", "error"):
             return _tool_call("Reading the notebook first.", NOTEBOOK_TOOL, {})
-        if _ADD_CELL.search(req.last_user_text):
+        if _ADD_CELL.search(attached):  # the user's words: the CLI's reminders left out
             return _tool_call("Reading the notebook to find this cell.", NOTEBOOK_TOOL, {})
-        if _word(req, "cells") or re.search(r"\bread the notebook", req.last_user_text, re.I):
+        if _word(req, "cells") or re.search(r"\bread the notebook", attached, re.I):
             return _tool_call("Reading the notebook.", NOTEBOOK_TOOL, {})
         if _word(req, "python", "kernel"):
             return _tool_call(

@@ -79,6 +79,8 @@ def test_the_demo_runs_headless_with_a_record_of_every_cell_and_no_home_path(
 def test_the_demo_shows_the_notebook_tools_and_the_fix_ask_claude_asks_for(
     demo: DemoRun,
 ) -> None:
+    # Only the cells that ask for them call the notebook tools (not the CLI's reminders).
+    assert "byre.notebook" not in demo.record("Give me a short tour")
     read = demo.record("read the notebook")
     assert "byre.notebook" in read and "I read the notebook" in read, read
     insert = demo.record("add a cell below")
