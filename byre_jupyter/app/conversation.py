@@ -66,6 +66,7 @@ class TurnNode:
     conversation: str | None = None
     uuids: tuple[str, ...] = ()
     cost_usd: float | None = None
+    scripted: bool = False
     done: bool = False
     interrupted: bool = False
     #: The CLI compacted the conversation during this turn (``TurnResult.compacted``).
@@ -87,6 +88,7 @@ class TurnNode:
             self.conversation = result.session_id
             self.uuids = result.message_uuids
             self.cost_usd = result.cost_usd
+            self.scripted = result.scripted
             self.interrupted = result.interrupted
             self.compacted = result.compacted
 
@@ -252,6 +254,12 @@ class Conversations:
         #: Every turn the kernel paid for, under any name, closed names included: each name's
         #: ledger adds into it (``Claude.kernel_budget_usd`` is checked against it).
         self.spent = Ledger()
+        #: Records of --bg turns that ended in a headless run (no cell id: nbclient,
+        #: papermill), shown again by the next foreground turn (``TurnController``): such a
+        #: client saves only the messages of the cell it runs, and the turn's record came
+        #: from its own cell's context; from the running cell it updates that slot by its
+        #: display id.
+        self.unsaved_records: list[Callable[[], None]] = []
 
     # -- the registry ------------------------------------------------------------------------
 
@@ -390,6 +398,7 @@ def _history_entry(node: TurnNode, current: set[int], tree: ConversationTree) ->
         label=node.label(),
         cell=node.cell[:8] if node.cell else None,
         cost_usd=node.cost_usd,
+        scripted=node.scripted,
         prompt=node.prompt,
         current_branch=id(node) in current,
         flags=tuple(flags),

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from ..protocol import SCRIPTED_MESSAGE_ID
 from .portable import project_folder, projects_root
 
 __all__ = ["LINE_CAP", "SCAN_BUDGET", "CliConversation", "Origin", "find_conversations"]
@@ -36,9 +37,6 @@ LINE_CAP = 256 * 2**10
 TAIL_BYTES = 64 * 2**10
 #: Of an oversized line, the head searched for a prompt preview.
 _HEAD = 4096
-#: The scripted Messages API's message ids (byre_jupyter/scripted): its "cost" is the CLI
-#: pricing tokens nobody paid for.
-_SCRIPTED_ID = "msg_scripted_"
 #: A user entry's prompt as the CLI writes it (``"type":"user","message":{"role":"user",
 #: "content":"…``): how the head of an oversized line still gives a preview.
 _PROMPT_HEAD = re.compile(
@@ -208,7 +206,7 @@ def _entry(line: bytes) -> dict[str, Any] | None:
 
 def _scripted(entry: Mapping[str, Any]) -> bool:
     message = entry.get("message")
-    return isinstance(message, dict) and str(message.get("id", "")).startswith(_SCRIPTED_ID)
+    return isinstance(message, dict) and str(message.get("id", "")).startswith(SCRIPTED_MESSAGE_ID)
 
 
 def _prompt(entry: Mapping[str, Any]) -> str | None:

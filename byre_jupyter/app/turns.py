@@ -301,9 +301,24 @@ class TurnController:
         if node is not None:
             # The record again, stale mark on or off; the portable record stays while it holds it.
             node.restate, node.portable = self.surface.record(), extra
+        self._save_headless_records(extra)
         if extra is not None:
             self._newest_record_only()
         return result
+
+    def _save_headless_records(self, extra: Mapping[str, Any] | None) -> None:
+        """A headless client (no cell id) saves a --bg answer only when a later cell shows it
+        again (``Conversations.unsaved_records``): a --bg turn leaves its record there, and a
+        foreground turn, in its own cell's context, shows every one that ended."""
+        if self.ext.cell_id() is not None:
+            return
+        pending = self.ext.conversations.unsaved_records
+        if self.request.background:
+            record = self.surface.record()
+            pending.append(lambda: record(extra))
+            return
+        while pending:
+            pending.pop(0)()
 
     def _check_mode(self, running: str | None) -> None:
         """The CLI says which mode the turn runs in. A mode a policy can take away that the

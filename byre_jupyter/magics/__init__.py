@@ -48,7 +48,9 @@ def load_ipython_extension(shell: InteractiveShell) -> None:
     configurables: list[Any] = shell.configurables  # %config looks up Claude here
     if _EXTENSION.config not in configurables:
         configurables.append(_EXTENSION.config)
-    install_bridge(shell, _EXTENSION.editing)
+    # Announced only to a frontend that can hear it: nbclient and papermill send no cell id
+    # and warn of every comm they have no handler for ("No handler found for comm target").
+    install_bridge(shell, _EXTENSION.editing, announce=_EXTENSION.frontend() == "lab")
     if _EXTENSION.config.prewarm:
         _EXTENSION.prewarm()
 

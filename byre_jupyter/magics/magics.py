@@ -39,7 +39,7 @@ from ..protocol import (
     model_label,
     parse_context_usage,
 )
-from ..session.accounting import short_tokens
+from ..session.accounting import format_cost, short_tokens
 from ..tools.notebook_bridge import announce_turn, bridge_of
 from ..ui.format import context_meter
 from ..ui.markdown import inert_line
@@ -421,7 +421,7 @@ class ClaudeMagics(Magics):
             lines.append(
                 f"| {s.name} | {state} | {model} | {mode} | {s.effort or 'default'} | "
                 f"`{(s.session_id or '').replace('`', '')}` | "
-                f"{paid.turns} | {dollars(paid.cost_usd)} |"
+                f"{paid.turns} | {dollars(paid.cost_usd, scripted=paid.scripted)} |"
             )
         if len(lines) == 2:
             lines.append("| *(none yet: run a %%claude cell)* | | | | | | | |")
@@ -517,7 +517,7 @@ class ClaudeMagics(Magics):
         for entry in self.ext.conversations:
             paid = entry.ledger
             lines.append(
-                f"| {entry.name} | {paid.turns} | {paid.cost_usd:.4f} | "
+                f"| {entry.name} | {paid.turns} | {usd(paid.cost_usd, paid.scripted, unit='')} | "
                 f"{paid.tokens.input} | {paid.tokens.output} |"
             )
         # The kernel's sum, closed names included: what Claude.kernel_budget_usd caps.
@@ -525,7 +525,8 @@ class ClaudeMagics(Magics):
         cap = "no cap" if budget is None else f"{budget:.4f} USD"
         lines += [
             "",
-            f"This kernel: {spent.turns} turn(s), {spent.cost_usd:.4f} USD in all (closed "
+            f"This kernel: {spent.turns} turn(s), "
+            f"{usd(spent.cost_usd, spent.scripted)} in all (closed "
             f"sessions included); `Claude.kernel_budget_usd`: {cap}.",
         ]
         self._show("\n".join(lines))
@@ -651,10 +652,8 @@ def conversations_table(found: list[CliConversation], now: float, *, more: bool)
         when = f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(c.mtime))} ({ago(now - c.mtime)})"
         prompt = inert_line(preview(c.first_prompt)) if c.first_prompt else "*(none read)*"
         turns = str(c.turns) if c.complete else f"≥ {c.turns}"
-        if c.scripted:
-            cost = "scripted model"  # the CLI priced tokens nobody paid for
-        else:
-            cost = dollars(c.cost_usd) if c.cost_usd is not None else ""
+        known = c.cost_usd is not None or c.scripted
+        cost = dollars(c.cost_usd, scripted=c.scripted) if known else ""
         lines.append(
             f"| {number} | {when} | {prompt} | {turns} | {cost} | {origin_text(c.origin)} |"
         )
@@ -692,10 +691,15 @@ def origin_text(origin: Origin) -> str:
     return f"byre in this folder, {session}"
 
 
-def dollars(amount: float) -> str:
-    """A dollar amount for Markdown. The ``$`` is escaped: Jupyter reads two bare ``$`` in one
-    paragraph (two rows of a table) as LaTeX, and the row turns into italic maths."""
-    return f"\\${amount:.4f}"
+def dollars(amount: float | None, *, scripted: bool = False) -> str:
+    """A cost for Markdown (``format_cost``). The ``$`` is escaped: Jupyter reads two bare
+    ``$`` in one paragraph (two rows of a table) as LaTeX, and the row turns into italic maths."""
+    return format_cost(amount, scripted=scripted).replace("$", "\\$")
+
+
+def usd(amount: float, scripted: bool, *, unit: str = " USD") -> str:
+    """``0.0123 USD`` (``%claude usage``), or the scripted model's mark (``format_cost``)."""
+    return format_cost(amount, scripted=True) if scripted else f"{amount:.4f}{unit}"
 
 
 def doctor_report(ext: ClaudeExtension) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 __all__ = [
     "KNOWN_SYSTEM_SUBTYPES",
     "KNOWN_TYPES",
+    "SCRIPTED_MESSAGE_ID",
     "ApiRetryMessage",
     "ApiStreamEvent",
     "AssistantMessage",
@@ -316,6 +317,11 @@ class UserMessage(Message):
         return tuple(b for b in self.content if isinstance(b, ToolResultBlock))
 
 
+#: How byre's scripted Messages API (``byre_jupyter/scripted``) starts every message id; the
+#: Anthropic API's ids start ``msg_`` and a base32 tail, never this.
+SCRIPTED_MESSAGE_ID = "msg_scripted_"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AssistantMessage(Message):
     """One content block of an API message (the CLI sends one line per block; group by id)."""
@@ -329,6 +335,12 @@ class AssistantMessage(Message):
     error: str | None = None
     #: The API message's usage as this line carries it (output counts so far).
     tokens: TokenUsage = TokenUsage()
+
+    @property
+    def scripted(self) -> bool:
+        """Answered by byre's scripted Messages API (the offline demo, the tests), not a
+        model: the CLI prices its tokens all the same, a cost nobody paid."""
+        return self.message_id.startswith(SCRIPTED_MESSAGE_ID)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

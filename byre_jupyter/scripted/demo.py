@@ -11,6 +11,9 @@ the start of a word in the text of the last ``role == "user"`` message):
 ======================================  ===================================================
 request                                 reply
 ======================================  ===================================================
+the CLI asks for a summary (compaction) a short ``<summary>`` (``/compact``'s notice)
+a notebook step answered (the ``fix``   the next step, as Claude does it: read → insert;
+and ``add a cell`` prompts below)       or read → ``edit_notebook`` replace → ``run_cells``
 last user message carries tool results  the follow-up for that tool (never the tool call
                                         again, otherwise the CLI would loop):
                                         Bash → quotes the output; in a subagent → "Found the
@@ -24,6 +27,12 @@ user attached image blocks             "I can see the N image(s) you attached"
                                         permission in the default mode)
 ``agent`` / ``subagent``                ToolUse Agent (general-purpose, foreground) with
                                         prompt ``SUBAGENT_TASK: list files``
+``fix`` / ``error``                     (what *Ask Claude* asks) ToolUse ``notebook`` on
+                                        the whole notebook, then the steps above: the cell
+                                        whose source holds ``BROKEN`` is fixed and run again
+``read the notebook`` / ``cells``       ToolUse ``mcp__byre__notebook`` (whole notebook)
+``add a cell`` / ``insert``             ToolUse ``notebook``, then ``edit_notebook``: one
+                                        code cell below the asking cell (a reviewed edit)
 ``python`` / ``kernel``                 ToolUse ``mcp__byre__python`` (``python_tool``)
                                         with a snippet: ``sum(range(10))`` and a matplotlib
                                         plot
@@ -55,12 +64,22 @@ import textwrap
 from ..protocol.messages import without_image_notes
 from .script import Action, Reply, Script, ScriptedRequest, Text, Thinking, ToolResultInfo, ToolUse
 
-__all__ = ["BANNER", "DEFAULT_PYTHON_TOOL", "SUBAGENT_MARKER", "demo_script"]
+__all__ = ["BANNER", "BROKEN", "DEFAULT_PYTHON_TOOL", "SUBAGENT_MARKER", "demo_script"]
 
 BANNER = "*(scripted model: offline demo)*"
 SUBAGENT_MARKER = "SUBAGENT_TASK"
 # The API-side name of byre's kernel tool: "mcp__<server>__<tool>".
 DEFAULT_PYTHON_TOOL = "mcp__byre__python"
+
+# The notebook tools' API names (tools/catalog.py registers them on the same server).
+NOTEBOOK_TOOL = "mcp__byre__notebook"
+EDIT_TOOL = "mcp__byre__edit_notebook"
+RUN_TOOL = "mcp__byre__run_cells"
+#: The typo in the demo notebook's failing cell, and its fix: what the scripted ``fix`` edits.
+BROKEN = "totl"
+FIXED = "total"
+#: The cell ``add a cell`` inserts below the asking cell.
+NEW_CELL = "squares = [x * x for x in range(10)]\nsquares"
 
 # Streaming pace: 4-character deltas, 2 ms apart (visible streaming) or 20 ms apart (~10 s).
 CHUNK = 4
@@ -113,6 +132,11 @@ HELLO_MD = textwrap.dedent(
 
     That is all: a few paragraphs, a list, a code block and a table.
     """
+)
+
+#: The scripted model's answer to a compaction (``/compact``): the CLI keeps it as the summary.
+COMPACT_SUMMARY = (
+    "<summary>The user toured byre_jupyter's features with a scripted model.</summary>"
 )
 
 LONG_PARAGRAPH = (
@@ -188,6 +212,14 @@ def _follow_up(req: ScriptedRequest, results: list[ToolResultInfo], python_tool:
         elif name == python_tool:
             extra = " It also drew a plot." if r["has_image"] else ""
             parts.append(f"The kernel ran the code and answered:\n\n{_fence(r['text'])}\n{extra}")
+        elif name == NOTEBOOK_TOOL:
+            cells = len(_CELL_HEAD.findall(r["text"]))
+            head = r["text"].split("\n", 1)[0]
+            parts.append(f"I read the notebook: {cells} code cells. Its first line:\n\n> {head}")
+        elif name == EDIT_TOOL:
+            parts.append(f"The edit's result:\n\n{_fence(r['text'])}")
+        elif name == RUN_TOOL:
+            parts.append(f"The cell ran in place. What it showed:\n\n{_fence(r['text'])}")
         elif name == "Agent":
             report = _subagent_report(r["text"])
             quoted = "\n".join(f"> {line}" for line in report.splitlines())
@@ -238,6 +270,102 @@ PLAN_MD = """# Plan: a small sales report
 """
 
 
+_CELL_HEAD = re.compile(r"^--- cell \d+ · id (\S+) · code\b.*---$", re.MULTILINE)
+
+
+def _cell_with(notebook_text: str, needle: str, *, claude: bool = False) -> str | None:
+    """The id of the first code cell whose source holds ``needle`` (a ``%%claude`` cell when
+    ``claude``, else any other), in the notebook tool's result (each cell opens with
+    ``--- cell N · id ID · code · [n] ---``)."""
+    heads = list(_CELL_HEAD.finditer(notebook_text))
+    for head, after in zip(heads, [*heads[1:], None], strict=True):
+        body = notebook_text[head.end() : after.start() if after else None]
+        source = body.split("\n[", 1)[0]  # outputs follow as "[stream]", "[error]", ...
+        if needle in source and source.lstrip().startswith("%%claude") == claude:
+            return head.group(1)
+    return None
+
+
+def _turn_prompt(req: ScriptedRequest) -> str:
+    """The prompt that started the current turn: the last user message with text of its own
+    (the tool results that follow it in the same turn carry none)."""
+    for message in reversed(req.user_messages):
+        content = message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        if not isinstance(blocks, list):
+            continue
+        texts = [
+            _REMINDER.sub("", str(b.get("text", "")))
+            for b in blocks
+            if isinstance(b, dict) and b.get("type") == "text"
+        ]
+        if any(t.strip() for t in texts):
+            return "\n".join(texts)
+    return ""
+
+
+_ADD_CELL = re.compile(r"\b(add a cell|insert)", re.IGNORECASE)
+
+
+def _notebook_step(req: ScriptedRequest, results: list[ToolResultInfo]) -> Action | None:
+    """The next step of a turn that works on the notebook, one per request, as Claude does:
+
+    * adding a cell: the notebook read → an insert below the asking ``%%claude`` cell (found
+      by its prompt, which a headless run's saved file holds too);
+    * the fix *Ask Claude* asks for: the notebook read → an edit that replaces ``BROKEN`` in
+      its cell → a run of that cell in place.
+
+    The summary after the last step is ``_follow_up``'s."""
+    prompt = _turn_prompt(req)
+    (result, *_) = results
+    if result["is_error"]:
+        return None
+    name = result["tool_name"]
+    if _ADD_CELL.search(prompt) and name == NOTEBOOK_TOOL:
+        first = next((line for line in prompt.splitlines() if line.strip()), "")
+        asking = _cell_with(result["text"], first.strip(), claude=True)
+        if asking is None:
+            return None
+        insert = {"after": asking, "cell_type": "code", "source": NEW_CELL}
+        return _tool_call(
+            "Adding a cell below this one (you review the edit).",
+            EDIT_TOOL,
+            {"edits": [{"insert": insert}]},
+        )
+    if not re.search(r"\b(fix|error)", prompt, re.IGNORECASE):
+        return None
+    if name == NOTEBOOK_TOOL:
+        cell = _cell_with(result["text"], BROKEN)
+        if cell is None:
+            return None
+        return _tool_call(
+            f"Cell `{cell}` uses `{BROKEN}`, a typo for `{FIXED}`: fixing it (you review the "
+            "edit).",
+            EDIT_TOOL,
+            {"edits": [{"replace": {"cell": cell, "old": BROKEN, "new": FIXED}}]},
+        )
+    if name == EDIT_TOOL:
+        edited = _edited_cell(req)
+        if edited is None:
+            return None
+        return _tool_call("Running the fixed cell in place.", RUN_TOOL, {"cells": [edited]})
+    return None
+
+
+def _edited_cell(req: ScriptedRequest) -> str | None:
+    """The cell of this conversation's last ``replace`` edit (the one just answered)."""
+    for message in reversed(req.messages):
+        content = message.get("content") if message.get("role") == "assistant" else None
+        for block in reversed(content if isinstance(content, list) else []):
+            if not isinstance(block, dict) or block.get("name") != EDIT_TOOL:
+                continue
+            edits = (block.get("input") or {}).get("edits") or []
+            for edit in reversed(edits):
+                if isinstance(edit, dict) and isinstance(edit.get("replace"), dict):
+                    return str(edit["replace"].get("cell"))
+    return None
+
+
 def _plan_step(req: ScriptedRequest, results: list[ToolResultInfo]) -> Action | None:
     """Plan as Claude does: a Write of the plan file is followed by ExitPlanMode; an accepted
     EnterPlanMode by writing the plan file the CLI's reminder names."""
@@ -257,8 +385,14 @@ def demo_script(python_tool: str = DEFAULT_PYTHON_TOOL) -> Script:
 
     def answer(req: ScriptedRequest) -> Action:
         results = req.last_tool_results
+        if req.is_compaction:
+            return Reply(Text(COMPACT_SUMMARY))
         if results:
-            return _plan_step(req, results) or _follow_up(req, results, python_tool)
+            return (
+                _plan_step(req, results)
+                or _notebook_step(req, results)
+                or _follow_up(req, results, python_tool)
+            )
         if SUBAGENT_MARKER in req.last_user_text:
             return _tool_call(
                 "Listing the files.", "Bash", {"command": "ls", "description": "List files"}
@@ -306,6 +440,12 @@ def demo_script(python_tool: str = DEFAULT_PYTHON_TOOL) -> Script:
                     "run_in_background": False,
                 },
             )
+        if _word(req, "fix", "error"):
+            return _tool_call("Reading the notebook first.", NOTEBOOK_TOOL, {})
+        if _ADD_CELL.search(attached):  # the user's words: the CLI's reminders left out
+            return _tool_call("Reading the notebook to find this cell.", NOTEBOOK_TOOL, {})
+        if _word(req, "cells") or re.search(r"\bread the notebook", attached, re.I):
+            return _tool_call("Reading the notebook.", NOTEBOOK_TOOL, {})
         if _word(req, "python", "kernel"):
             return _tool_call(
                 "Running some Python in the kernel.", python_tool, {"code": PYTHON_SNIPPET}

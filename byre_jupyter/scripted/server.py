@@ -35,6 +35,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
+from ..protocol.messages import SCRIPTED_MESSAGE_ID
 from .script import (
     Action,
     Cut,
@@ -308,7 +309,7 @@ class ScriptedAPI:
                 raise _ClientGone
 
     def _next_msg_id(self) -> str:
-        return f"msg_scripted_{next(self._msg_ids)}"
+        return f"{SCRIPTED_MESSAGE_ID}{next(self._msg_ids)}"
 
     def _next_tool_id(self) -> str:
         return f"toolu_scripted_{next(self._tool_ids)}"

@@ -19,7 +19,20 @@ from dataclasses import dataclass, field
 
 from ..protocol import AssistantMessage, CompactBoundary, Message, ResultMessage, TokenUsage
 
-__all__ = ["ContextFill", "ContextGauge", "CostMeter", "Ledger", "short_tokens", "turn_cost"]
+__all__ = [
+    "SCRIPTED_COST",
+    "ContextFill",
+    "ContextGauge",
+    "CostMeter",
+    "Ledger",
+    "format_cost",
+    "short_tokens",
+    "turn_cost",
+]
+
+#: What a cost of byre's scripted API shows instead of dollars (the offline demo, the tests):
+#: the CLI prices the scripted tokens as a model's, and nobody paid them.
+SCRIPTED_COST = "scripted model"
 
 
 @dataclass(frozen=True)
@@ -42,6 +55,14 @@ def short_tokens(count: int) -> str:
         if count >= size:
             return f"{count / size:.1f}".removesuffix(".0") + unit
     return str(count)
+
+
+def format_cost(amount: float | None, *, scripted: bool = False) -> str:
+    """``$0.0123`` (plain text: a Markdown caller escapes the ``$``), ``$-`` for no figure,
+    or :data:`SCRIPTED_COST` for a scripted run whatever the CLI priced."""
+    if scripted:
+        return SCRIPTED_COST
+    return "$-" if amount is None else f"${amount:.4f}"
 
 
 class ContextGauge:
@@ -87,15 +108,19 @@ class Ledger:
     turns: int = 0
     cost_usd: float = 0.0
     tokens: TokenUsage = field(default_factory=TokenUsage)
+    #: Some turn was answered by byre's scripted API: the cost is the CLI pricing tokens
+    #: nobody paid for, shown as such (``AssistantMessage.scripted``).
+    scripted: bool = False
     #: A wider ledger every turn counts into as well (the kernel's, for all its names).
     parent: Ledger | None = field(default=None, repr=False, compare=False)
 
-    def add(self, cost_usd: float | None, tokens: TokenUsage) -> None:
+    def add(self, cost_usd: float | None, tokens: TokenUsage, *, scripted: bool = False) -> None:
         self.turns += 1
         self.cost_usd += cost_usd or 0.0
         self.tokens = self.tokens + tokens
+        self.scripted = self.scripted or scripted
         if self.parent is not None:
-            self.parent.add(cost_usd, tokens)
+            self.parent.add(cost_usd, tokens, scripted=scripted)
 
 
 class CostMeter:

@@ -147,6 +147,9 @@ class Session:
         #: notebook does, for the sessions one name goes through).
         self.ledger = Ledger()
         self._meter = CostMeter()
+        #: The CLI talks to byre's scripted API, not a model (an answer's message id says so:
+        #: ``AssistantMessage.scripted``); its costs are marked, never shown as dollars paid.
+        self.scripted = False
         #: How full the context window is, read from the turns' messages (``.accounting``).
         self.context = ContextGauge()
         self.restarts = 0
@@ -756,6 +759,8 @@ class Session:
                 self.session_id = message.session_id
         if isinstance(message, AssistantMessage) and message.uuid:
             self._has_history = True  # the CLI has recorded the conversation: a restart resumes
+        if isinstance(message, AssistantMessage) and message.scripted:
+            self.scripted = True
         self.context.feed(message)
         if isinstance(message, SystemMessage) and message.subtype == "status":
             self._follow_cli_mode(message.raw.get("permissionMode"))
@@ -783,6 +788,7 @@ class Session:
                 if changed:
                     self.effort = level
             turn.cost_usd = self._account(message)
+            turn.scripted = self.scripted
             turn.finish(message)
             if turn is self._background:
                 self._background = None
@@ -801,7 +807,7 @@ class Session:
         if result.session_id:
             self.session_id = result.session_id
         cost = self._meter.cost(result)
-        self.ledger.add(cost, result.tokens)
+        self.ledger.add(cost, result.tokens, scripted=self.scripted)
         return cost
 
     def _on_bad_line(self, line: bytes, error: ProtocolError) -> None:

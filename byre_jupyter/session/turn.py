@@ -59,6 +59,9 @@ class TurnResult:
     is_error: bool
     interrupted: bool = False
     cost_usd: float | None = None
+    #: The turn was answered by byre's scripted API (the offline demo): ``cost_usd`` is the
+    #: CLI's price for tokens nobody paid for, and every view says "scripted" instead.
+    scripted: bool = False
     tokens: TokenUsage = field(default_factory=TokenUsage)
     usage: Mapping[str, Any] = field(default_factory=dict)
     duration_ms: float | None = None
@@ -141,6 +144,8 @@ class Turn:
         #: This turn's own cost, set by the session from the CLI's running total
         #: (``.accounting``).
         self.cost_usd: float | None = None
+        #: Answered by byre's scripted API: ``cost_usd`` is no money paid (set by the session).
+        self.scripted = False
         # One future per iterator waiting for more (see _follow), woken by add and finish.
         self._waiters: list[asyncio.Future[None]] = []
         self._result: asyncio.Future[TurnResult] = asyncio.get_running_loop().create_future()
@@ -279,6 +284,7 @@ class Turn:
             is_error=error is not None or (result.is_error if result else True),
             interrupted=interrupted or (aborted and result is None),
             cost_usd=self.cost_usd,
+            scripted=self.scripted,
             tokens=result.tokens if result else TokenUsage(),
             usage=result.usage if result else {},
             duration_ms=result.duration_ms if result else None,

@@ -272,9 +272,13 @@ def announce_turn(shell: Any, cell: str | None) -> BridgeTurn:
     return BridgeTurn(bridge_of(shell), cell)
 
 
-def install_bridge(shell: Any, on_editing: Callable[[str], None] | None = None) -> Bridge | None:
-    """Register the comm target and open the comm toward a frontend that is already there;
-    ``editing`` events go to ``on_editing`` (:meth:`Bridge.listen`).
+def install_bridge(
+    shell: Any, on_editing: Callable[[str], None] | None = None, *, announce: bool = True
+) -> Bridge | None:
+    """Register the comm target and open the comm toward a frontend that is already there
+    (``announce``: False when the client running the cell is no such frontend, a headless
+    nbclient run; a frontend that connects later opens its own comm); ``editing`` events go
+    to ``on_editing`` (:meth:`Bridge.listen`).
 
     Nothing happens without a kernel (terminal IPython); a frontend without the extension
     has no such target and closes the kernel's comm at once, which only means no bridge.
@@ -295,6 +299,8 @@ def install_bridge(shell: Any, on_editing: Callable[[str], None] | None = None) 
         manager = comm_package.get_comm_manager()
         manager.register_target(TARGET, bridge.opened)
         _close_strays(manager, bridge)
+        if not announce:
+            return bridge
         announced = comm_package.create_comm(
             target_name=TARGET, data={"type": "announce", "protocol": PROTOCOL}
         )

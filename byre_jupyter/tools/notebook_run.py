@@ -136,19 +136,12 @@ def plan(
     return chosen
 
 
-def latest_input(shell: Any) -> str | None:
-    """The source the history holds last: the running ``%%claude`` cell's while it awaits."""
-    raw = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
-    return raw[-1] if type(raw) is list and len(raw) > 1 and type(raw[-1]) is str else None
-
-
 def take_count(shell: Any, source: str) -> int:
     """The next execution count, with ``source`` stored under it in the input history as
     IPython stores a cell's (raw and transformed), so ``In[n]`` and the notebook tool see it.
 
-    The running ``%%claude`` cell took its count when it started, and ipykernel's reply gives
-    it the count before the next free one when it ends; so after the cells it ran the asking
-    cell takes one more count for its own source (docs/bridge.md)."""
+    The running ``%%claude`` cell took its count when it started; the cells it runs take the
+    ones after it (:class:`_CountAfterReply` keeps its reply at its own)."""
     count = int(shell.execution_count)
     history = getattr(shell, "history_manager", None)
     raw = getattr(history, "input_hist_raw", None)
@@ -163,6 +156,66 @@ def take_count(shell: Any, source: str) -> int:
                 kept.append(source)
     shell.execution_count = count + 1
     return count
+
+
+def _request_id(shell: Any) -> str | None:
+    """The msg_id of the execute_request whose context this code runs in (None: no kernel)."""
+    kernel = getattr(shell, "kernel", None)
+    if kernel is None:
+        return None
+    try:
+        parent = kernel.get_parent("shell")
+    except TypeError:  # older ipykernel signature
+        parent = kernel.get_parent()
+    header = parent.get("header") if isinstance(parent, Mapping) else None
+    msg_id = header.get("msg_id") if isinstance(header, Mapping) else None
+    return msg_id if isinstance(msg_id, str) and msg_id else None
+
+
+class _CountAfterReply:
+    """Execution counts the user sees follow on, with no gap (docs/bridge.md, "Execution
+    counts"): the ``%%claude`` cell keeps the count it started with (In [5]), the cells it ran
+    take the next ones ([6], [7]), and the next cell follows them ([8]).
+
+    ipykernel's execute_reply gives the cell ``shell.execution_count - 1`` when it ends, so
+    after the runs the count is set back to the one after the cell's own, and the next free
+    count comes back before another request's cell reads it: IPython transforms every cell
+    (``input_transformers_cleanup``) before it takes the cell's count, so a transformer that
+    sees a request other than this turn's cell restores it, then leaves. A run later in the
+    same turn restores it at its start (:meth:`resume`); the ``python`` tool's transforms run
+    in the turn's own request and restore nothing. Without a kernel there is no reply."""
+
+    #: IPython's check_complete (an is_complete_request, no cell) then skips it.
+    has_side_effects = True
+
+    def __init__(self, shell: Any, resume_at: int, request: str) -> None:
+        self.shell, self.resume_at, self.request = shell, resume_at, request
+
+    @classmethod
+    def defer(cls, shell: Any, own: int) -> None:
+        request = _request_id(shell)
+        transformers = getattr(shell, "input_transformers_cleanup", None)
+        if request is None or type(transformers) is not list:
+            return
+        transformers.insert(0, cls(shell, int(shell.execution_count), request))
+        shell.execution_count = own + 1
+
+    @classmethod
+    def resume(cls, shell: Any) -> None:
+        for pending in list(getattr(shell, "input_transformers_cleanup", None) or ()):
+            if isinstance(pending, cls):
+                pending.restore()
+
+    def restore(self) -> None:
+        transformers = self.shell.input_transformers_cleanup
+        if self in transformers:
+            transformers.remove(self)
+            self.shell.execution_count = max(int(self.shell.execution_count), self.resume_at)
+
+    def __call__(self, lines: list[str]) -> list[str]:
+        if _request_id(self.shell) != self.request:
+            self.restore()
+        return lines
 
 
 class _CellOutputs:
@@ -280,7 +333,9 @@ async def run_cells(
     chosen = plan(read.cells, ids, asking, shell)
     if isinstance(chosen, str):
         return chosen
-    asking_source = latest_input(shell) if asking is not None else None
+    # A run earlier in this turn set the count back (_CountAfterReply): the next free one again.
+    _CountAfterReply.resume(shell)
+    own = int(shell.execution_count) - 1  # the running (or the last) cell's own count
     counted: list[int] = []
     places = {cell.id: n for n, cell in enumerate(read.cells, start=1)}
 
@@ -290,8 +345,8 @@ async def run_cells(
     try:
         return await _run_each(chosen, counted, shell, bridge, runner, approve_placed, redact)
     finally:
-        if counted and asking_source is not None:
-            take_count(shell, asking_source)  # the asking cell ends after the cells it ran
+        if counted:
+            _CountAfterReply.defer(shell, own)
 
 
 async def _run_each(

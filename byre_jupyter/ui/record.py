@@ -552,6 +552,8 @@ def _metadata(view: TurnView, extra: Mapping[str, Any]) -> dict[str, Any]:
             "interrupted": view.interrupted,
             "is_error": view.is_error,
             "cost_usd": view.cost_usd,
+            # Only when true: a model's record stays as it was.
+            **({"scripted": True} if view.scripted else {}),
             "duration_s": view.duration_s,
             "usage": usage,
             **extra,

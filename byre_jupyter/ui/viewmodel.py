@@ -206,6 +206,8 @@ class TurnView:
         #: The turn's own cost, from its TurnResult (:meth:`settle`): the CLI's result line
         #: carries the running total of its conversation, which the view never shows.
         self.cost_usd: float | None = None
+        #: The turn was answered by byre's scripted API: its cost is shown as such.
+        self.scripted = False
         self.duration_s: float | None = None
         self.session_id: str | None = None
         self.message_uuids: list[str] = []
@@ -322,6 +324,7 @@ class TurnView:
 
     def settle(self, result: TurnResult) -> None:
         """The turn's own cost and tokens, as the session accounted them (``TurnResult``)."""
+        self.scripted = result.scripted
         self._set_header(
             cost_usd=result.cost_usd, tokens_in=result.tokens.input, tokens_out=result.tokens.output
         )
@@ -586,6 +589,8 @@ class TurnView:
             view.name = block.name or view.name
             view.input = redact_json(block.input, self._secrets())
             view.redacted = redactions(block.input, view.input)
+            # Saved with the notebook: a file a tool names (a plan file) shows from ``~``.
+            view.input = redact_json(view.input, redact=_without_home)
             view.summary = summarize_tool_input(view.name, view.input)
             view.diff = tool_diff(view.name, view.input)
             if self._parents.get(view.id) is None:

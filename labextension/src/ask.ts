@@ -2,13 +2,14 @@
  * "Ask Claude" on an error (docs/bridge.md): when a cell that is not a `%%claude` cell ends in
  * an error, and byre_jupyter is loaded in the notebook's kernel (the bridge's comm is open), a
  * small button under the error output inserts a `%%claude` cell below, prefilled to fix that
- * cell's error by its id, and runs it. The model then reads the cell, its traceback and the code
+ * cell's error (src/askprompt.ts: the cell named by its count and first line), and runs it. The model then reads the cell, its traceback and the code
  * around it with the notebook tool.
  *
  * The button is the bridge's own (button.ts).
  */
 import { NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 
+import { askSource } from './askprompt';
 import { bridgeButton } from './button';
 import { isClaudeSource } from './claudecell';
 
@@ -16,21 +17,6 @@ import { isClaudeSource } from './claudecell';
 export const ASK_CLASS = 'byre-ask-claude';
 export const ASK_LABEL = 'Ask Claude';
 const ASK_TITLE = 'Insert a %%claude cell below that asks Claude to fix this error, and run it';
-
-const CELL_ID = /^[A-Za-z0-9_-]{1,64}$/;
-
-/** The prefilled `%%claude` cell for a cell's error; null for an id nbformat does not allow
- * (it goes into the prompt, so only a well-formed one is used). */
-export function askSource(cellId: string): string | null {
-  if (!CELL_ID.test(cellId)) {
-    return null;
-  }
-  return (
-    '%%claude\n' +
-    `Cell \`${cellId}\` ended in an error. Read it, its traceback and the cells around it ` +
-    'with the notebook tool, explain the cause briefly, and fix it.'
-  );
-}
 
 interface OutputAreaLike {
   model: { length: number; get(index: number): { type: string } };
@@ -62,7 +48,12 @@ export function offerAskClaude(
     if (isClaudeSource(cell.model.sharedModel.getSource())) {
       return;
     }
-    const source = askSource(cell.model.id);
+    const source = askSource({
+      id: cell.model.id,
+      // A code cell's model (the type above) has it; @jupyterlab/cells is not our dependency.
+      executionCount: (cell.model as unknown as { executionCount?: number | null }).executionCount ?? null,
+      source: cell.model.sharedModel.getSource()
+    });
     const area = (cell as unknown as { outputArea?: OutputAreaLike }).outputArea;
     const node = area ? errorNode(area) : null;
     if (source === null || !node || node.querySelector(`.${ASK_CLASS}`)) {

@@ -98,8 +98,9 @@ def test_run_cells_shows_outputs_in_the_cell_and_ask_claude_fixes_an_error(
     count = lab._js("return B.cell(path, a0).model.executionCount;", 1)
     assert isinstance(count, int) and count > 1, count
     assert f"[{count}]" in lab.cell_locator(1).locator(".jp-InputPrompt").inner_text()
-    # The asking cell ends after the cell it ran, with the next count (docs/bridge.md).
-    assert lab._js("return B.cell(path, a0).model.executionCount;", 2) == count + 1
+    # The asking cell keeps the count it started with, the cell it ran has the next one: no
+    # gap the user sees (docs/bridge.md, "Execution counts").
+    assert lab._js("return B.cell(path, a0).model.executionCount;", 2) == count - 1
     result = tool_result_for(api, "mcp__byre__run_cells")
     assert result["is_error"] and f"--- cell mine · [{count}] · error ---" in result["text"]
     for text in ("PRINTED-7031", "**RICH-7032**", "ZeroDivisionError: division by zero"):

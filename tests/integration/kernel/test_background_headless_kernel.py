@@ -47,6 +47,31 @@ def test_headless_background_cell_is_saved_with_a_note(
         assert "in the background (--bg)" in text.replace("\\", ""), (mime, text)
 
 
+def test_headless_background_answer_is_saved_whole_when_a_later_cell_waits_for_it(
+    api: ScriptedAPI, cli_path: str, tmp_path: Path
+) -> None:
+    """nbclient records only the messages of the cell it runs: the --bg answer, published from
+    the --bg cell's own context, was never saved even when the run waited for it (the demo
+    ended on its placeholder). The later cell shows it again, so its slot is updated."""
+    api.on("slowly", Reply(Text("STORY-" * 40 + "THE-END", chunk=8, delay=0.005)))
+    api.default = Reply(Text("AFTER-ANSWER"))
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("%load_ext byre_jupyter"),
+        nbformat.v4.new_code_cell("%%claude --bg\nanswer slowly"),
+        nbformat.v4.new_code_cell("%%claude\nand then?"),  # the same session: it waits
+    ]
+    env = make_kernel_env(api.url, cli_path, tmp_path)
+    NotebookClient(nb, timeout=120, kernel_name="python3").execute(env=env, cwd=str(workdir))
+    assert "AFTER-ANSWER" in nb.cells[2].outputs[-1]["data"]["text/markdown"]
+    (saved,) = nb.cells[1].outputs
+    text = saved["data"]["text/markdown"]
+    assert "THE-END" in text and "in the background (--bg)" not in text.replace("\\", ""), text
+    assert saved["metadata"]["byre"]["session_id"], saved["metadata"]
+
+
 def test_headless_long_answer_saves_no_empty_output(
     api: ScriptedAPI, cli_path: str, tmp_path: Path
 ) -> None:

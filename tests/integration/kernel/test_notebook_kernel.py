@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 from pathlib import Path
 
 import nbformat
@@ -222,6 +223,23 @@ def test_headless_nbclient_run_records_static_outputs_only(
     assert mimes == {"text/markdown", "text/html", "text/plain"}
     html = outputs[0]["data"]["text/html"]
     assert "<script" not in html and "&lt;script&gt;" in html
+
+
+def test_a_headless_run_opens_no_bridge_comm_that_nobody_hears(
+    kernel_env: dict[str, str], workdir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """nbclient (and papermill) warn "No handler found for comm target 'byre.bridge'" for
+    every comm the kernel opens toward a frontend they are not: the load announces the bridge
+    only to a frontend that sent the cell's id (JupyterLab, Notebook 7, VS Code)."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(LOAD), nbformat.v4.new_code_cell("%claude doctor")]
+    log = logging.getLogger("test.headless.nbclient")
+    with caplog.at_level(logging.DEBUG, logger=log.name):
+        NotebookClient(nb, timeout=120, kernel_name="python3", log=log).execute(
+            env=kernel_env, cwd=str(workdir)
+        )
+    assert nb.cells[1].outputs, "the extension did not load"
+    assert not [r for r in caplog.records if "comm target" in r.getMessage()], caplog.text
 
 
 def test_reload_ext_closes_sessions_and_works_again(kernel: KernelDriver, api: ScriptedAPI) -> None:

@@ -82,3 +82,37 @@ def test_the_kernels_interrupt_stops_a_long_run_in_place_and_the_kernel_goes_on(
     assert "False" in kernel.run("print('finished' in dir())").texts()
     api.on("are you there", Reply(Text("still here")))
     assert "still here" in kernel.run("%%claude\nare you there?", cell_id="next").texts()
+
+
+def test_the_counts_the_user_sees_follow_on_without_a_gap(
+    kernel: KernelDriver, api: ScriptedAPI
+) -> None:
+    """The %%claude cell keeps the count it started with, the cells it ran take the next ones,
+    and the next cell follows them: ipykernel's reply gave the asking cell the count after
+    the cells it ran, so the count it started with was seen by nobody (In [5], [7], [8], [9])."""
+    frontend = RunningFrontend(
+        kernel, [code("a", "first = 1"), code("b", "second = 2"), code("asking", "%%claude")]
+    )
+    frontend.open()
+    kernel.run("%config Claude.python_tool = 'allow'")
+    api.on("run both", Reply(ToolUse("mcp__byre__run_cells", {"cells": ["a", "b"]})), times=1)
+    api.on(lambda r: bool(r.last_tool_results), Reply(Text("ran them")))
+    asking = kernel.run("%%claude\nrun both", cell_id="asking")
+    assert asking.reply is not None
+    counts = {
+        n["params"]["cell"]: n["params"]["execution_count"]
+        for n in frontend.notified
+        if n["method"] == "run.end"
+    }
+    shown = asking.reply["execution_count"]
+    after = kernel.run("second + first").reply
+    assert after is not None
+    assert [shown, counts["a"], counts["b"], after["execution_count"]] == [
+        shown,
+        shown + 1,
+        shown + 2,
+        shown + 3,
+    ]
+    # Each count holds its own cell's source (In[n], %history): the %%claude cell once.
+    raw = kernel.run("print(get_ipython().history_manager.input_hist_raw[-5:-2])").texts()
+    assert raw.strip() == repr(["%%claude\nrun both", "first = 1", "second = 2"]), raw

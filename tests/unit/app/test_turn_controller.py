@@ -24,8 +24,9 @@ from byre_jupyter.app.policy import MANAGED_DIR_ENV
 from byre_jupyter.app.surfaces import SurfaceControls
 from byre_jupyter.app.turns import TurnController, TurnRequest, run_turn
 from byre_jupyter.errors import CLINotFoundError
-from byre_jupyter.protocol import control
+from byre_jupyter.protocol import SCRIPTED_MESSAGE_ID, control
 from byre_jupyter.session import Allow, Deny, PermissionRequest, Session, TurnResult
+from byre_jupyter.session.accounting import SCRIPTED_COST
 from byre_jupyter.ui import TurnView, viewmodel
 from byre_jupyter.ui.approval_card import ApprovalCard
 from byre_jupyter.ui.blocks import BlockView
@@ -392,6 +393,48 @@ async def test_usage_after_a_branch_counts_every_turn_paid_for(hosts: list[FakeH
     assert entry.ledger.tokens.input == 10 + 27 + 23
     assert entry.last_view is not None and entry.last_view.tokens_in == 23
     assert entry.session.ledger is entry.ledger  # the branch's session counts into the name
+
+
+async def test_a_turn_of_the_scripted_api_shows_its_cost_as_scripted_not_dollars(
+    hosts: list[FakeHost],
+) -> None:
+    """The CLI prices the scripted API's tokens as a model's (the offline demo showed $1.54 for
+    one session): a turn answered with the scripted API's message ids says "scripted model"
+    wherever its cost shows (the footer, the header, %claude history's tree, the ledger that
+    %claude sessions and usage read), while the figure itself is kept."""
+    usage = {"input_tokens": 10, "output_tokens": 5}
+    host = host_with(
+        hosts,
+        [
+            assistant("a", msg_id=f"{SCRIPTED_MESSAGE_ID}1", uuid="ua"),
+            result_line(1.54, usage, {"inputTokens": 10, "outputTokens": 5}),
+        ],
+    )
+    result = await asyncio.wait_for(host.cell("a", "A").run(), 5)
+    assert result is not None and result.scripted and result.cost_usd == pytest.approx(1.54)
+    entry = host.conversations.entry("default")
+    assert entry is not None and entry.last_view is not None
+    footer = " · ".join(footer_parts(entry.last_view))
+    assert SCRIPTED_COST in footer and "$" not in footer, footer
+    _, metadata = static_outputs(entry.last_view)[0]
+    assert metadata["byre"]["scripted"] is True  # the saved record says so too
+    assert entry.ledger.scripted and host.conversations.spent.scripted
+    (node,) = entry.tree.turns
+    assert node.scripted
+
+
+async def test_a_turn_of_a_model_shows_its_cost_in_dollars(hosts: list[FakeHost]) -> None:
+    usage = {"input_tokens": 10, "output_tokens": 5}
+    host = host_with(
+        hosts, [assistant("a"), result_line(0.5, usage, {"inputTokens": 10, "outputTokens": 5})]
+    )
+    result = await asyncio.wait_for(host.cell("a", "A").run(), 5)
+    assert result is not None and not result.scripted
+    entry = host.conversations.entry("default")
+    assert entry is not None and entry.last_view is not None
+    assert "$0.5000" in footer_parts(entry.last_view)
+    assert "scripted" not in static_outputs(entry.last_view)[0][1]["byre"]
+    assert not entry.ledger.scripted
 
 
 async def test_the_kernel_budget_refuses_a_turn_before_anything_reaches_the_cli(

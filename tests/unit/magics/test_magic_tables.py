@@ -14,6 +14,7 @@ from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
 import byre_jupyter.magics as magics_pkg
 from byre_jupyter.protocol import TokenUsage
+from byre_jupyter.session.accounting import SCRIPTED_COST
 
 
 def bare_dollars(markdown: str) -> list[str]:
@@ -36,6 +37,26 @@ def test_sessions_table_keeps_dollars_and_stays_a_table(
     rows = re.findall(r"<tr>(.*?)</tr>", html, re.S)
     assert len(rows) == 3, html  # header + two sessions
     assert "$1.5000" in rows[1] and "$0.2500" in rows[2]
+
+
+def test_sessions_and_usage_mark_a_scripted_sessions_cost_instead_of_dollars(
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The offline demo's scripted API: the CLI's price for its tokens is no money paid."""
+    ext = magics_pkg.extension()
+    ext.session("demo").ledger.add(1.54, TokenUsage(), scripted=True)
+    ext.session("paid").ledger.add(0.25, TokenUsage())
+    shell.run_line_magic("claude", "sessions")
+    rows = capsys.readouterr().out.splitlines()
+    (demo,) = [r for r in rows if r.startswith("| demo |")]
+    (paid,) = [r for r in rows if r.startswith("| paid |")]
+    assert SCRIPTED_COST in demo and "1.54" not in demo, demo
+    assert "\\$0.2500" in paid, paid
+    shell.run_line_magic("claude", "usage")
+    usage = capsys.readouterr().out
+    (demo,) = [r for r in usage.splitlines() if r.startswith("| demo |")]
+    assert SCRIPTED_COST in demo and "1.54" not in demo, demo
+    assert f"2 turn(s), {SCRIPTED_COST} in all" in usage, usage
 
 
 def test_doctor_prints_text_with_marks_every_font_has(

@@ -721,6 +721,20 @@ def test_demo_default_is_markdown_with_banner(demo: ScriptedAPI) -> None:
     assert other == text
 
 
+def test_demo_notebook_words_in_the_clis_reminders_call_no_tool(demo: ScriptedAPI) -> None:
+    """The CLI adds <system-reminder> blocks to the prompt's message (the notebook prompt,
+    CLAUDE.md): their words must not start the notebook tools (the demo's "hello" cell read
+    the notebook because a reminder said "insert" and "read the notebook")."""
+    reminder = (
+        "<system-reminder>To insert cells, read the notebook first; add a cell with "
+        "edit_notebook, run cells with run_cells; fix an error.</system-reminder>"
+    )
+    text, tools = demo_text(demo, body(user([{"type": "text", "text": reminder + "\nhello"}])))
+    assert not tools and "## Hello from the offline demo" in text
+    _, tools = demo_text(demo, body(user([{"type": "text", "text": reminder + "\nadd a cell"}])))
+    assert [t["name"] for t in tools] == ["mcp__byre__notebook"]
+
+
 def test_demo_bash_round_trip_does_not_loop(demo: ScriptedAPI) -> None:
     text, tools = demo_text(demo, body("run bash please"))
     assert text.startswith(BANNER)

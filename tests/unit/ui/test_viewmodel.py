@@ -186,6 +186,24 @@ def test_the_authors_home_directory_is_written_as_a_tilde_in_tool_output() -> No
     assert card.result_text == f"wrote ~/proj/a.py\ncwd ~\n'~'\nnot {home}fs/x nor /opt{home}/x"
 
 
+def test_the_authors_home_directory_is_written_as_a_tilde_in_a_tool_cards_input() -> None:
+    """A plan file (plan mode writes ~/.claude/plans/NAME.md) or any file a tool names: the
+    card's title and input are saved with the notebook too (the demo saved the author's home
+    through the plan's Write card)."""
+    home = os.path.expanduser("~")
+    plan = f"{home}/.claude/plans/plan-a.md"
+    b = fx.Builder()
+    write = {"file_path": plan, "content": f"see {home}/data.csv"}
+    view, _ = fx.run_turn(
+        [b.init(), b.message_start("m1"), *b.streamed_tool("m1", 0, "t1", "Write", write)]
+    )
+    card = view.card("t1")
+    assert card is not None
+    assert home not in repr(card.input) and home not in card.summary, (card.input, card.summary)
+    assert card.input["file_path"] == "~/.claude/plans/plan-a.md"
+    assert not card.redacted  # a tilde is no hidden secret
+
+
 def test_subagent_lines_nest_under_the_agent_card() -> None:
     view, _ = fx.run_turn(fx.subagent())
     assert [type(b) for b in view.blocks] == [ToolCardView, TextView]
