@@ -327,7 +327,7 @@ class Approvals:
             owner.notice("applied", f"{title} ({how})")
             return
         why = shorten(" ".join(problem.split()), _PROBLEM_CHARS)
-        owner.notice("refused", f"{title} ({how}, then not applied: {why})")
+        owner.notice("refused", f"{title} ({how}; {why})")
 
 
 def _how(decision: Allow, standing: str = "") -> str:

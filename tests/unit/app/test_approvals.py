@@ -268,7 +268,7 @@ async def test_an_allowed_edit_says_what_became_of_it_never_approved() -> None:
     a._edit_outcome("s", batch, decision, reason)
     kind, text = cell.notices[-1]
     assert kind == "refused" and text.startswith(
-        f"{title} (allowed once, then not applied: the notebook refused it: cell a changed"
+        f"{title} (allowed once; the notebook refused it: cell a changed"
     )
     assert "\n" not in text and len(text) < len(title) + 400 and text.endswith("…)")
     shown = block_html(NoticeView(id="n", notice_kind=kind, text=text))
