@@ -29,6 +29,7 @@ from ..session import Session, TurnResult
 from ..session.index import NOTEBOOK_ENV, ResumeIndex, resume_keys
 from ..tools import PythonRunner
 from ..tools.catalog import known_secrets_of
+from ..tools.notebook_bridge import bridge_of
 from ..tools.notebook_edit import valid_cell_id
 from ..ui import TurnView
 from . import picker, portable
@@ -38,6 +39,7 @@ from .context import guard_hook, notebook_path, system_prompt
 from .conversation import Conversations, ConversationTree
 from .credentials import credentials_hook
 from .hostspares import HostGate
+from .pending import pending_answers
 from .spare import Spares, Want, launch_key
 from .surfaces import Surface, SurfaceControls, current_cell_id, frontend_kind, make_surface
 
@@ -420,7 +422,9 @@ class ClaudeExtension:
 
     def surface(self, view: TurnView, controls: SurfaceControls) -> Surface:
         """Where a cell's turn shows: widgets, static outputs or the terminal."""
-        return make_surface(self.frontend(), self.config.live, view, controls)
+        answers = pending_answers(bridge_of(self.shell))
+        keeping = answers.slot(self.cell_id()) if answers is not None else None
+        return make_surface(self.frontend(), self.config.live, view, controls, keeping)
 
     def cell_id(self) -> str | None:
         """The running cell's id, from its execute_request (read in the cell's own context)."""

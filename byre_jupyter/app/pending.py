@@ -1,0 +1,193 @@
+"""Answers that wait for a page (docs/bridge.md, "Pending answers").
+
+A cell's output reaches only the page that ran it: the kernel sends it on iopub, parented to
+that page's request, and a page opened later (a reload, the notebook opened again) is sent
+nothing of a cell that is still running or has ended. So a turn whose page went away would
+leave a waiting approval card nobody can see, and an answer that finished with no page open
+would be lost from the notebook.
+
+:class:`PendingAnswers` follows each turn's cell from the bridge's side. When a new page says
+hello during a turn, the turn's live view is written into its cell again (``cell.restore``,
+not final); its widgets are announced again first, as a widget made now would be, since the
+new page's widget manager asks the kernel for the old ones only once the running cell ends.
+When a turn ends and the page that showed it is gone (no page, another one said hello since,
+or the page's tab closed: its comm stays open, so a ``ping`` that nobody answers tells), its
+finished record is kept and written into its cell on the next hello, once
+(``final``); the page marks the notebook changed, so the user saves it.
+
+A turn that began with no page connected (a headless run, or Run all before the bridge said
+hello) has no page to lose: nothing is kept for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import weakref
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from ..tools.notebook_bridge import Bridge
+
+__all__ = ["PendingAnswers", "Slot", "as_outputs", "pending_answers", "widget_outputs"]
+
+log = logging.getLogger(__name__)
+
+#: nbformat outputs, as the bridge writes them into a cell.
+Outputs = list[dict[str, Any]]
+
+#: Finished records kept for cells no page showed; the oldest goes first beyond this (a
+#: kernel left running for days with its page closed keeps the newest answers).
+KEPT_CELLS = 20
+
+
+class PendingAnswers:
+    """The turns of one kernel's bridge, and the finished records no page took."""
+
+    def __init__(self, bridge: Bridge, loop: asyncio.AbstractEventLoop) -> None:
+        self.bridge = bridge
+        self._loop = loop
+        #: Running turns by cell: the hello count when the turn began (None: no page then)
+        #: and its live view's outputs.
+        self._showing: dict[str, tuple[int | None, Callable[[], Outputs]]] = {}
+        #: Finished records no page took, by cell, oldest first.
+        self._kept: dict[str, Outputs] = {}
+        #: Pings of the page that showed a turn that just ended.
+        self._checks: set[asyncio.Task[None]] = set()
+        bridge.on_hello = self._hello
+
+    def slot(self, cell: str | None) -> Slot | None:
+        """The keeping of one turn's cell (None: the frontend sent no cell id)."""
+        return None if cell is None else Slot(self, cell)
+
+    def showing(self, cell: str, live: Callable[[], Outputs]) -> None:
+        seen = self.bridge.connections if self.bridge.connected else None
+        self._showing[cell] = (seen, live)
+
+    def finished(self, cell: str, outputs: Outputs) -> None:
+        """The turn of ``cell`` ended with ``outputs`` in its slot: kept when the page that
+        showed the turn is gone."""
+        seen, _live = self._showing.pop(cell, (None, None))
+        bridge = self.bridge
+        if seen is None:
+            return  # no page was there to lose it
+        if not bridge.connected:
+            self._keep(cell, outputs)
+        elif seen != bridge.connections:
+            self._keep(cell, outputs)
+            self._deliver()  # another page said hello since: it has not got it
+        else:
+            # The page that showed the turn, unless its tab closed: that leaves the comm open.
+            task = self._loop.create_task(self._unless_answered(cell, outputs))
+            self._checks.add(task)
+            task.add_done_callback(self._checks.discard)
+
+    async def _unless_answered(self, cell: str, outputs: Outputs) -> None:
+        asked = self.bridge.connections
+        if await self.bridge.answers():
+            return
+        self._keep(cell, outputs)  # for the next page that says hello
+        if self.bridge.connected and self.bridge.connections != asked:
+            self._deliver()  # one did, while the ping waited (it failed the ping)
+
+    def _keep(self, cell: str, outputs: Outputs) -> None:
+        self._kept.pop(cell, None)
+        self._kept[cell] = outputs
+        while len(self._kept) > KEPT_CELLS:
+            del self._kept[next(iter(self._kept))]
+
+    @property
+    def kept(self) -> Mapping[str, Outputs]:
+        return dict(self._kept)
+
+    def _hello(self) -> None:
+        """A page said hello (on whatever thread the comm delivered it): on the kernel's
+        loop, give it what waited and the live views of the turns whose page it replaced."""
+        self._loop.call_soon_threadsafe(self._greeted)
+
+    def _greeted(self) -> None:
+        self._deliver()
+        now = self.bridge.connections
+        for cell, (seen, live) in list(self._showing.items()):
+            if seen is not None and seen != now:
+                self.bridge.restore(cell, live(), final=False)
+
+    def _deliver(self) -> None:
+        for cell, outputs in list(self._kept.items()):
+            if self.bridge.restore(cell, outputs, final=True):
+                del self._kept[cell]  # once: the page has it now
+
+
+class Slot:
+    """One turn's cell as its surface tells :class:`PendingAnswers` of it."""
+
+    def __init__(self, answers: PendingAnswers, cell: str) -> None:
+        self.answers = answers
+        self.cell = cell
+
+    def showing(self, live: Callable[[], Outputs]) -> None:
+        self.answers.showing(self.cell, live)
+
+    def finished(self, outputs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> None:
+        self.answers.finished(self.cell, as_outputs(outputs))
+
+
+def as_outputs(bundles: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> Outputs:
+    """``(data, metadata)`` bundles as display outputs for the page. The metadata stays here:
+    the page writes outputs without it (labextension/src/run.ts, ``cleanOutput``), and the
+    portable record it holds is the whole conversation."""
+    return [
+        {"output_type": "display_data", "data": dict(data), "metadata": {}} for data, _ in bundles
+    ]
+
+
+def widget_outputs(widget: Any) -> Outputs:
+    """A live widget's view as one output, its models announced to the page again first
+    (children before the parents whose state names them): a page that loaded during the
+    turn does not know them, and asks the kernel for them only after the cell ends."""
+    for each in _tree(widget, set()):
+        comm = getattr(each, "comm", None)
+        if comm is None:
+            continue
+        from ipywidgets.widgets.widget import __protocol_version__, _remove_buffers
+
+        state, buffer_paths, buffers = _remove_buffers(each.get_state())
+        comm.open(
+            data={"state": state, "buffer_paths": buffer_paths},
+            metadata={"version": __protocol_version__},
+            buffers=buffers,
+        )
+    bundle = widget._repr_mimebundle_()
+    return [{"output_type": "display_data", "data": dict(bundle or {}), "metadata": {}}]
+
+
+def _tree(widget: Any, seen: set[int]) -> Iterator[Any]:
+    """Our widget and every widget its traits hold, children first (each once)."""
+    from ipywidgets import Widget
+
+    if id(widget) in seen:
+        return
+    seen.add(id(widget))
+    for name in widget.keys:
+        value = getattr(widget, name, None)
+        for item in value if isinstance(value, list | tuple) else (value,):
+            if isinstance(item, Widget):
+                yield from _tree(item, seen)
+    yield widget
+
+
+_ANSWERS: weakref.WeakKeyDictionary[Bridge, PendingAnswers] = weakref.WeakKeyDictionary()
+
+
+def pending_answers(bridge: Bridge | None) -> PendingAnswers | None:
+    """The keeper of ``bridge``'s turns, made on the running loop the first time."""
+    if bridge is None:
+        return None
+    answers = _ANSWERS.get(bridge)
+    if answers is None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return None  # no kernel loop (a terminal): no page either
+        answers = _ANSWERS[bridge] = PendingAnswers(bridge, loop)
+    return answers
