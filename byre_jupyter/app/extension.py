@@ -31,6 +31,7 @@ from ..tools import PythonRunner
 from ..tools.catalog import known_secrets_of
 from ..tools.notebook_bridge import bridge_of
 from ..tools.notebook_edit import valid_cell_id
+from ..tools.pending_answers import pending_answers
 from ..ui import TurnView
 from . import picker, portable
 from .approvals import Approvals
@@ -39,7 +40,6 @@ from .context import guard_hook, notebook_path, system_prompt
 from .conversation import Conversations, ConversationTree
 from .credentials import credentials_hook
 from .hostspares import HostGate
-from .pending import pending_answers
 from .spare import Spares, Want, launch_key
 from .surfaces import Surface, SurfaceControls, current_cell_id, frontend_kind, make_surface
 

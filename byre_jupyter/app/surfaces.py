@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from IPython.display import DisplayHandle, display
 
+from ..tools.pending_answers import Outputs
 from ..ui import LiveView, TerminalPrinter, TurnView, static_outputs
 from ..ui.blocks import BlockView
 from ..ui.cards import Card, make_card
 from ..ui.coalesce import Coalescer
 from ..ui.draft import Draft
-from .pending import as_outputs, widget_outputs
 
 __all__ = [
     "Restate",
@@ -80,10 +80,11 @@ def _publish_static(view: TurnView, handle: DisplayHandle, *, update: bool) -> N
 
 
 class Keeping(Protocol):
-    """Where a turn's cell is followed for a page that goes away (app/pending.py ``Slot``)."""
+    """Where a turn's cell is followed for a page that goes away (``Slot`` of
+    tools/pending_answers.py)."""
 
-    def showing(self, live: Callable[[], list[dict[str, Any]]]) -> None: ...
-    def finished(self, outputs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> None: ...
+    def showing(self, live: Callable[[], Outputs]) -> None: ...
+    def finished(self, outputs: Outputs) -> None: ...
 
 
 def _replace_with_static(
@@ -100,7 +101,51 @@ def _replace_with_static(
     for extra_data, extra_metadata in outputs[1:]:
         display(extra_data, metadata=extra_metadata, raw=True)
     if keeping is not None:
-        keeping.finished(outputs)
+        keeping.finished(as_outputs(outputs))
+
+
+def as_outputs(bundles: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> Outputs:
+    """``(data, metadata)`` bundles as display outputs for the page. The metadata stays here:
+    the page writes outputs without it (labextension/src/run.ts, ``cleanOutput``), and the
+    portable record it holds is the whole conversation."""
+    return [
+        {"output_type": "display_data", "data": dict(data), "metadata": {}} for data, _ in bundles
+    ]
+
+
+def widget_outputs(widget: Any) -> Outputs:
+    """A live widget's view as one output, its models announced to the page again first
+    (children before the parents whose state names them): a page that loaded during the
+    turn does not know them, and asks the kernel for them only after the cell ends."""
+    for each in _tree(widget, set()):
+        comm = getattr(each, "comm", None)
+        if comm is None:
+            continue
+        from ipywidgets.widgets.widget import __protocol_version__, _remove_buffers
+
+        state, buffer_paths, buffers = _remove_buffers(each.get_state())
+        comm.open(
+            data={"state": state, "buffer_paths": buffer_paths},
+            metadata={"version": __protocol_version__},
+            buffers=buffers,
+        )
+    bundle = widget._repr_mimebundle_()
+    return [{"output_type": "display_data", "data": dict(bundle or {}), "metadata": {}}]
+
+
+def _tree(widget: Any, seen: set[int]) -> Iterator[Any]:
+    """Our widget and every widget its traits hold, children first (each once)."""
+    from ipywidgets import Widget
+
+    if id(widget) in seen:
+        return
+    seen.add(id(widget))
+    for name in widget.keys:
+        value = getattr(widget, name, None)
+        for item in value if isinstance(value, list | tuple) else (value,):
+            if isinstance(item, Widget):
+                yield from _tree(item, seen)
+    yield widget
 
 
 #: Shows a finished turn's record again in its output, with other ``extra`` metadata.

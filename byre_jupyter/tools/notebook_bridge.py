@@ -100,9 +100,9 @@ class Bridge:
         #: Where ``editing`` events go (:meth:`listen`): the loop and the callback.
         self._editing: tuple[asyncio.AbstractEventLoop, Callable[[str], None]] | None = None
         #: How many times a frontend said hello: a page that showed a turn's output is gone
-        #: when this changed since (app/pending.py keeps what it missed).
+        #: when this changed since (tools/pending_answers.py keeps what it missed).
         self.connections = 0
-        #: Called after each hello (app/pending.py: the answers that waited for a page).
+        #: Called after each hello (tools/pending_answers.py: the answers that waited for a page).
         self.on_hello: Callable[[], None] | None = None
 
     @property

@@ -1,14 +1,16 @@
-"""Answers that wait for a page (app/pending.py; docs/bridge.md, "Pending answers"): a turn's
-record is kept when the page that showed the turn is gone, and written into its cell on the
-next hello, once; a page that says hello during a turn gets the turn's live view again."""
+"""Answers that wait for a page (tools/pending_answers.py; docs/bridge.md, "Pending
+answers"): a turn's record is kept when the page that showed the turn is gone, and written
+into its cell on the next hello, once; a page that says hello during a turn gets the turn's
+live view again."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
-from byre_jupyter.app.pending import KEPT_CELLS, PendingAnswers, as_outputs
+from byre_jupyter.app.surfaces import as_outputs
 from byre_jupyter.tools.notebook_bridge import Bridge
+from byre_jupyter.tools.pending_answers import KEPT_CELLS, PendingAnswers
 
 from .test_notebook_bridge import HELLO, FakeComm, connected
 
@@ -38,7 +40,7 @@ async def test_a_turn_whose_page_closed_lands_in_its_cell_on_the_next_hello_once
     answers.slot("c1").showing(lambda: LIVE)  # type: ignore[union-attr]
     assert first.close_handler is not None
     first.close_handler({})  # the page went away during the turn
-    answers.slot("c1").finished(RECORD)  # type: ignore[union-attr]
+    answers.slot("c1").finished(as_outputs(RECORD))  # type: ignore[union-attr]
     assert list(answers.kept) == ["c1"]
     page = reopen(bridge)
     await settle()
@@ -58,7 +60,7 @@ async def test_a_page_that_reloads_during_a_turn_gets_its_live_view_then_its_rec
     page = reopen(bridge)  # a reload: the new comm replaces the old one
     await settle()
     assert restores(page) == [{"cell": "c1", "outputs": LIVE, "final": False}]
-    answers.slot("c1").finished(RECORD)  # type: ignore[union-attr]
+    answers.slot("c1").finished(as_outputs(RECORD))  # type: ignore[union-attr]
     assert restores(page)[-1] == {"cell": "c1", "outputs": as_outputs(RECORD), "final": True}
 
 
@@ -74,13 +76,13 @@ async def test_the_page_that_showed_the_turn_keeps_it_unless_it_does_not_answer(
         asyncio.get_running_loop().call_soon(comm.deliver, answer)
 
     comm.send = reply  # type: ignore[method-assign]
-    answers.slot("c1").finished(RECORD)  # type: ignore[union-attr]
+    answers.slot("c1").finished(as_outputs(RECORD))  # type: ignore[union-attr]
     await asyncio.gather(*answers._checks)
     assert answers.kept == {} and [m["method"] for m in comm.sent] == ["ping"]
     # A closed tab leaves the comm open and answers nothing: the record is kept.
     comm.send = send  # type: ignore[method-assign]
     answers.slot("c2").showing(lambda: LIVE)  # type: ignore[union-attr]
-    answers.slot("c2").finished(RECORD)  # type: ignore[union-attr]
+    answers.slot("c2").finished(as_outputs(RECORD))  # type: ignore[union-attr]
     await settle()  # the ping is out
     bridge._fail_pending("stands for the 10 s without an answer")
     await asyncio.gather(*answers._checks)
@@ -91,7 +93,7 @@ async def test_no_page_at_the_start_keeps_nothing_and_the_kept_are_bounded() -> 
     bridge = Bridge()  # a headless run: no page ever connected
     answers = PendingAnswers(bridge, asyncio.get_running_loop())
     answers.slot("c0").showing(lambda: LIVE)  # type: ignore[union-attr]
-    answers.slot("c0").finished(RECORD)  # type: ignore[union-attr]
+    answers.slot("c0").finished(as_outputs(RECORD))  # type: ignore[union-attr]
     assert answers.kept == {} and answers.slot(None) is None
     bridge, comm = connected()
     answers = PendingAnswers(bridge, asyncio.get_running_loop())
@@ -100,7 +102,7 @@ async def test_no_page_at_the_start_keeps_nothing_and_the_kept_are_bounded() -> 
     assert comm.close_handler is not None
     comm.close_handler({})
     for n in range(KEPT_CELLS + 5):
-        answers.slot(f"c{n}").finished(RECORD)  # type: ignore[union-attr]
+        answers.slot(f"c{n}").finished(as_outputs(RECORD))  # type: ignore[union-attr]
     assert list(answers.kept) == [f"c{n}" for n in range(5, KEPT_CELLS + 5)]  # the newest
 
 
@@ -108,10 +110,28 @@ async def test_a_page_that_opens_while_the_closed_one_is_pinged_gets_the_record(
     bridge, _comm = connected()  # its tab closed: the comm stays open, nothing answers
     answers = PendingAnswers(bridge, asyncio.get_running_loop())
     answers.slot("c1").showing(lambda: LIVE)  # type: ignore[union-attr]
-    answers.slot("c1").finished(RECORD)  # type: ignore[union-attr]
+    answers.slot("c1").finished(as_outputs(RECORD))  # type: ignore[union-attr]
     await settle()  # the ping is out
     page = reopen(bridge)  # fails the ping: "the notebook page reconnected"
     await asyncio.gather(*answers._checks)
     await settle()
     assert restores(page)[-1] == {"cell": "c1", "outputs": as_outputs(RECORD), "final": True}
     assert answers.kept == {}
+
+
+async def test_cells_run_in_place_on_a_closed_tab_are_kept_with_the_turn_that_ran_them() -> None:
+    bridge, _comm = connected()  # the tab closes during the turn: nothing answers
+    answers = PendingAnswers(bridge, asyncio.get_running_loop())
+    answers.slot("turn").showing(lambda: LIVE)  # type: ignore[union-attr]
+    ran = [{"output_type": "stream", "name": "stdout", "text": "RAN\n"}]
+    answers.showing("ran", None)
+    answers.finished("ran", ran, ask=False)  # no ping of its own
+    assert answers.kept == {}
+    answers.slot("turn").finished(as_outputs(RECORD))  # type: ignore[union-attr]
+    await settle()
+    bridge._fail_pending("stands for the 10 s without an answer")
+    await asyncio.gather(*answers._checks)
+    assert sorted(answers.kept) == ["ran", "turn"]
+    page = reopen(bridge)
+    await settle()
+    assert {r["cell"]: r["outputs"] for r in restores(page)}["ran"] == ran

@@ -8,15 +8,17 @@ would be lost from the notebook.
 
 :class:`PendingAnswers` follows each turn's cell from the bridge's side. When a new page says
 hello during a turn, the turn's live view is written into its cell again (``cell.restore``,
-not final); its widgets are announced again first, as a widget made now would be, since the
-new page's widget manager asks the kernel for the old ones only once the running cell ends.
+not final; app/surfaces.py announces its widgets again first, as a widget made now would be,
+since the new page's widget manager asks the kernel for the old ones only once the running
+cell ends).
 When a turn ends and the page that showed it is gone (no page, another one said hello since,
 or the page's tab closed: its comm stays open, so a ``ping`` that nobody answers tells), its
 finished record is kept and written into its cell on the next hello, once
 (``final``); the page marks the notebook changed, so the user saves it.
 
 A turn that began with no page connected (a headless run, or Run all before the bridge said
-hello) has no page to lose: nothing is kept for it.
+hello) has no page to lose: nothing is kept for it. A cell that ``run_cells`` runs in place is
+followed the same way (tools/notebook_run.py).
 """
 
 from __future__ import annotations
@@ -24,12 +26,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..tools.notebook_bridge import Bridge
+from .notebook_bridge import Bridge
 
-__all__ = ["PendingAnswers", "Slot", "as_outputs", "pending_answers", "widget_outputs"]
+__all__ = ["KEPT_CELLS", "Outputs", "PendingAnswers", "Slot", "pending_answers"]
 
 log = logging.getLogger(__name__)
 
@@ -49,9 +51,12 @@ class PendingAnswers:
         self._loop = loop
         #: Running turns by cell: the hello count when the turn began (None: no page then)
         #: and its live view's outputs.
-        self._showing: dict[str, tuple[int | None, Callable[[], Outputs]]] = {}
+        self._showing: dict[str, tuple[int | None, Callable[[], Outputs] | None]] = {}
         #: Finished records no page took, by cell, oldest first.
         self._kept: dict[str, Outputs] = {}
+        #: Cells run in place that ended on the page connected then, by cell: kept if the
+        #: ping at the end of the turn finds that page gone.
+        self._unsure: dict[str, tuple[int, Outputs]] = {}
         #: Pings of the page that showed a turn that just ended.
         self._checks: set[asyncio.Task[None]] = set()
         bridge.on_hello = self._hello
@@ -60,22 +65,29 @@ class PendingAnswers:
         """The keeping of one turn's cell (None: the frontend sent no cell id)."""
         return None if cell is None else Slot(self, cell)
 
-    def showing(self, cell: str, live: Callable[[], Outputs]) -> None:
+    def showing(self, cell: str, live: Callable[[], Outputs] | None) -> None:
+        """The turn (or run in place) of ``cell`` shows on the page connected now; ``live``
+        gives what a page that loads meanwhile is shown (None: nothing)."""
         seen = self.bridge.connections if self.bridge.connected else None
         self._showing[cell] = (seen, live)
 
-    def finished(self, cell: str, outputs: Outputs) -> None:
+    def finished(self, cell: str, outputs: Outputs, *, ask: bool = True) -> None:
         """The turn of ``cell`` ended with ``outputs`` in its slot: kept when the page that
-        showed the turn is gone."""
+        showed the turn is gone. ``ask`` False (a cell run in place, inside a turn): the page
+        is not pinged for it; the ping at the end of the turn that ran it decides for both."""
         seen, _live = self._showing.pop(cell, (None, None))
         bridge = self.bridge
         if seen is None:
             return  # no page was there to lose it
-        if not bridge.connected:
-            self._keep(cell, outputs)
-        elif seen != bridge.connections:
-            self._keep(cell, outputs)
-            self._deliver()  # another page said hello since: it has not got it
+        if not bridge.connected or seen != bridge.connections:
+            self._gone(seen, cell, outputs)
+            if bridge.connected:
+                self._deliver()  # another page said hello since: it has not got it
+        elif not ask:
+            self._unsure.pop(cell, None)
+            self._unsure[cell] = (seen, outputs)
+            while len(self._unsure) > KEPT_CELLS:
+                del self._unsure[next(iter(self._unsure))]
         else:
             # The page that showed the turn, unless its tab closed: that leaves the comm open.
             task = self._loop.create_task(self._unless_answered(cell, outputs))
@@ -85,10 +97,21 @@ class PendingAnswers:
     async def _unless_answered(self, cell: str, outputs: Outputs) -> None:
         asked = self.bridge.connections
         if await self.bridge.answers():
+            for each in [c for c, (seen, _o) in self._unsure.items() if seen == asked]:
+                del self._unsure[each]  # that page has them
             return
-        self._keep(cell, outputs)  # for the next page that says hello
+        self._gone(asked, cell, outputs)  # for the next page that says hello
         if self.bridge.connected and self.bridge.connections != asked:
             self._deliver()  # one did, while the ping waited (it failed the ping)
+
+    def _gone(self, seen: int, cell: str, outputs: Outputs) -> None:
+        """The page of hello ``seen`` is gone: keep the turn's record, and the cells run in
+        place on that page since (they share its fate)."""
+        for each, (ran_on, kept) in list(self._unsure.items()):
+            if ran_on == seen:
+                del self._unsure[each]
+                self._keep(each, kept)
+        self._keep(cell, outputs)
 
     def _keep(self, cell: str, outputs: Outputs) -> None:
         self._kept.pop(cell, None)
@@ -109,7 +132,7 @@ class PendingAnswers:
         self._deliver()
         now = self.bridge.connections
         for cell, (seen, live) in list(self._showing.items()):
-            if seen is not None and seen != now:
+            if live is not None and seen is not None and seen != now:
                 self.bridge.restore(cell, live(), final=False)
 
     def _deliver(self) -> None:
@@ -128,52 +151,8 @@ class Slot:
     def showing(self, live: Callable[[], Outputs]) -> None:
         self.answers.showing(self.cell, live)
 
-    def finished(self, outputs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> None:
-        self.answers.finished(self.cell, as_outputs(outputs))
-
-
-def as_outputs(bundles: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> Outputs:
-    """``(data, metadata)`` bundles as display outputs for the page. The metadata stays here:
-    the page writes outputs without it (labextension/src/run.ts, ``cleanOutput``), and the
-    portable record it holds is the whole conversation."""
-    return [
-        {"output_type": "display_data", "data": dict(data), "metadata": {}} for data, _ in bundles
-    ]
-
-
-def widget_outputs(widget: Any) -> Outputs:
-    """A live widget's view as one output, its models announced to the page again first
-    (children before the parents whose state names them): a page that loaded during the
-    turn does not know them, and asks the kernel for them only after the cell ends."""
-    for each in _tree(widget, set()):
-        comm = getattr(each, "comm", None)
-        if comm is None:
-            continue
-        from ipywidgets.widgets.widget import __protocol_version__, _remove_buffers
-
-        state, buffer_paths, buffers = _remove_buffers(each.get_state())
-        comm.open(
-            data={"state": state, "buffer_paths": buffer_paths},
-            metadata={"version": __protocol_version__},
-            buffers=buffers,
-        )
-    bundle = widget._repr_mimebundle_()
-    return [{"output_type": "display_data", "data": dict(bundle or {}), "metadata": {}}]
-
-
-def _tree(widget: Any, seen: set[int]) -> Iterator[Any]:
-    """Our widget and every widget its traits hold, children first (each once)."""
-    from ipywidgets import Widget
-
-    if id(widget) in seen:
-        return
-    seen.add(id(widget))
-    for name in widget.keys:
-        value = getattr(widget, name, None)
-        for item in value if isinstance(value, list | tuple) else (value,):
-            if isinstance(item, Widget):
-                yield from _tree(item, seen)
-    yield widget
+    def finished(self, outputs: Outputs) -> None:
+        self.answers.finished(self.cell, outputs)
 
 
 _ANSWERS: weakref.WeakKeyDictionary[Bridge, PendingAnswers] = weakref.WeakKeyDictionary()
