@@ -177,13 +177,19 @@ function serve(panel: NotebookPanel, frontend: string): () => boolean {
     markdown: source => panel.content.rendermime.markdownParser?.render(source) ?? null
   };
   const view = served.view;
-  // Outputs a page that loaded late never received (restore.ts): found as run.ts finds cells.
+  // Outputs a page that loaded late never received (restore.ts), written into the cell's
+  // model: they come with the hello, before Lab may have made the cell's widget.
   const restoring: RestoreTarget = {
     find: id => {
-      const widget = widgets().find(w => w.model.id === id);
-      const run = widget ? runCellOf(widget) : null;
-      const shared = widget as unknown as { model: { sharedModel: { getSource(): string } } };
-      return widget && run ? { run, source: () => shared.model.sharedModel.getSource() } : null;
+      const cells = panel.content.model?.cells;
+      for (let i = 0; cells && i < cells.length; i++) {
+        const model = cells.get(i);
+        if (model.id === id) {
+          const run = runCellOf({ model: model as unknown as CodeCellWidget['model'] });
+          return run ? { run, source: () => model.sharedModel.getSource() } : null;
+        }
+      }
+      return null;
     },
     sanitize: served.sanitize,
     markdown: served.markdown,

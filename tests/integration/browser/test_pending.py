@@ -1,4 +1,4 @@
-"""Nothing waits in vain, answers wait for you (issue 29; docs/bridge.md, "Pending answers").
+"""Nothing waits in vain, answers wait for you (docs/bridge.md, "Pending answers").
 
 A page that reloads while a turn's review card waits gets the turn's live view again in that
 cell (``cell.restore``): the card is there to click, the turn goes on and its record lands in
@@ -11,6 +11,7 @@ import pytest
 
 from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, Text, ToolUse
 
+from .conftest import BOTH_FRONTENDS
 from .harness import LabPage, wait_until
 from .test_approvals import ALLOW, open_notebook, tool_result_for, wait_for_card
 from .test_notebook_edit import cell_ids
@@ -28,6 +29,7 @@ def kernel_state(lab: LabPage) -> str | None:
     return None
 
 
+@BOTH_FRONTENDS
 def test_a_review_card_waiting_when_the_page_reloads_shows_again_and_the_turn_ends(
     lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str]
 ) -> None:
@@ -42,7 +44,7 @@ def test_a_review_card_waiting_when_the_page_reloads_shows_again_and_the_turn_en
     # nobody could give until ■.
     lab.reopen_notebook(idle=False)
     box = wait_for_card(lab, 2, timeout=90)
-    lab.screenshot("pending-card-after-reload.png")
+    lab.screenshot(f"pending-{lab.frontend}-card-after-reload.png")
     box.locator(ALLOW).click()
     result = tool_result_for(api, TOOL, timeout=60)
     shown = wait_until(
@@ -54,9 +56,10 @@ def test_a_review_card_waiting_when_the_page_reloads_shows_again_and_the_turn_en
     # The page does not know the user ran the cell (docs/security.md): the edit is refused,
     # and the line says so.
     assert result["is_error"] and "Not applied: Edit the notebook" in shown, (result, shown)
-    lab.screenshot("pending-record-after-reload.png")
+    lab.screenshot(f"pending-{lab.frontend}-record-after-reload.png")
 
 
+@BOTH_FRONTENDS
 def test_an_answer_that_ends_while_no_page_is_open_lands_in_its_cell_once(
     lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str]
 ) -> None:
@@ -77,7 +80,7 @@ def test_an_answer_that_ends_while_no_page_is_open_lands_in_its_cell_once(
         detail=lambda: lab.output_text(1),
     )
     assert lab._js("return B.panel(path).context.model.dirty;") is True  # the user saves it
-    lab.screenshot("pending-answer-after-reopen.png")
+    lab.screenshot(f"pending-{lab.frontend}-answer-after-reopen.png")
     saved = lab.save()
     outputs = saved.cells[1].outputs
     assert any("PENDLATE-ANSWER" in str(o.get("data", {})) for o in outputs), outputs

@@ -245,7 +245,7 @@ def test_edit_notebook_follows_the_permission_mode_and_names_its_turn() -> None:
 
 
 async def test_an_allowed_edit_says_what_became_of_it_never_approved() -> None:
-    """The finding (issue 29): after a conflict refusal the line read "Approved: Edit the
+    """The finding: after a conflict refusal the line read "Approved: Edit the
     notebook: ... (allowed once)". The line now waits for the outcome and says it."""
     from byre_jupyter.tools.claude_cells import EDIT_TOOL
     from byre_jupyter.ui.blocks import NoticeView
