@@ -196,12 +196,12 @@ class Bridge:
         comm.send({"type": "notify", "method": method, "params": dict(params)})
         return True
 
-    def restore(self, cell: str, outputs: list[dict[str, Any]], final: bool) -> bool:
-        """Write ``outputs`` into code cell ``cell`` in place of its own (``cell.restore``,
-        docs/bridge.md "Pending answers"): a turn's live view again on a page that reloaded
-        during it (``final`` False), or its finished record that no page took. False: no
+    def restore(self, cell: str, outputs: list[dict[str, Any]]) -> bool:
+        """Show a running turn's live view in code cell ``cell`` in place of its outputs, on a
+        page that loaded during the turn (``cell.restore``, docs/bridge.md "Pending answers";
+        a finished record goes as a request, so it is kept until a page has it). False: no
         frontend is connected."""
-        return self.notify("cell.restore", {"cell": cell, "outputs": outputs, "final": final})
+        return self.notify("cell.restore", {"cell": cell, "outputs": outputs, "final": False})
 
     async def request(
         self, method: str, params: Mapping[str, Any], timeout: float = REQUEST_TIMEOUT

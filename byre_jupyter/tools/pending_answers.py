@@ -29,7 +29,7 @@ import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .notebook_bridge import Bridge
+from .notebook_bridge import Bridge, BridgeError
 
 __all__ = ["KEPT_CELLS", "Outputs", "PendingAnswers", "Slot", "pending_answers"]
 
@@ -57,8 +57,10 @@ class PendingAnswers:
         #: Cells run in place that ended on the page connected then, by cell: kept if the
         #: ping at the end of the turn finds that page gone.
         self._unsure: dict[str, tuple[int, Outputs]] = {}
-        #: Pings of the page that showed a turn that just ended.
+        #: Pings of the page that showed a turn that just ended, and records on their way.
         self._checks: set[asyncio.Task[None]] = set()
+        #: Kept records whose ``cell.restore`` request is out.
+        self._sending: set[str] = set()
         bridge.on_hello = self._hello
 
     def slot(self, cell: str | None) -> Slot | None:
@@ -133,12 +135,33 @@ class PendingAnswers:
         now = self.bridge.connections
         for cell, (seen, live) in list(self._showing.items()):
             if live is not None and seen is not None and seen != now:
-                self.bridge.restore(cell, live(), final=False)
+                self.bridge.restore(cell, live())
 
     def _deliver(self) -> None:
-        for cell, outputs in list(self._kept.items()):
-            if self.bridge.restore(cell, outputs, final=True):
-                del self._kept[cell]  # once: the page has it now
+        """Send each kept record to the page connected now; it is dropped when the page says
+        it has it (written, or no such cell there), else it waits for the next hello."""
+        for cell in self._kept:
+            if cell not in self._sending:
+                self._sending.add(cell)
+                task = self._loop.create_task(self._send(cell))
+                self._checks.add(task)
+                task.add_done_callback(self._checks.discard)
+
+    async def _send(self, cell: str) -> None:
+        outputs, sent_on = self._kept[cell], self.bridge.connections
+        params = {"cell": cell, "outputs": outputs, "final": True}
+        try:
+            await self.bridge.request("cell.restore", params)
+        except BridgeError:
+            # A page makes a second comm as it loads: the first one's request fails, and the
+            # second one's hello may have come while this one was out.
+            if self.bridge.connected and self.bridge.connections != sent_on:
+                self._loop.call_soon(self._deliver)
+            return
+        finally:
+            self._sending.discard(cell)
+        if self._kept.get(cell) is outputs:
+            del self._kept[cell]  # once: the page has it now
 
 
 class Slot:

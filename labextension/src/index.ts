@@ -20,7 +20,7 @@ import highlight from './highlight';
 import { JsonObject, NotebookView, TARGET, hello } from './protocol';
 import { offerAskClaude } from './ask';
 import { CodeCellWidget, findIn, runCellOf } from './run';
-import { RestoreTarget, Restorer } from './restore';
+import { RestoreTarget, Restorer, isRestore } from './restore';
 import { RERUN_CLASS, marksIn, offerRunAgain } from './rerun';
 import { EditWatch } from './editing';
 
@@ -228,7 +228,13 @@ function serve(panel: NotebookPanel, frontend: string): () => boolean {
       if (comm !== opened) {
         return; // a comm of ours that another replaced: nothing of it is served
       }
-      restorer.take(msg.content.data).catch(error => console.error('byre bridge: restore', error));
+      if (isRestore(msg.content.data)) {
+        restorer
+          .take(msg.content.data)
+          .then(reply => reply && !opened.isDisposed && opened.send(reply))
+          .catch(error => console.error('byre bridge: a restore failed', error));
+        return;
+      }
       receive(msg.content.data)
         .then(reply => {
           if (reply && !opened.isDisposed) {

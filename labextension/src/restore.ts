@@ -21,12 +21,28 @@ import { RenderMarkdown, RunCell, Sanitize, cleanOutput, renderMarkdown } from '
 /** Most outputs one restore writes (a record is one bundle and its images). */
 export const MAX_OUTPUTS = 64;
 
-export type RestoreMessage = { cell: string; outputs: JsonObject[]; final: boolean };
+/** `id`: a record comes as a request, and the kernel keeps it until the page says it has it
+ * (a page makes a second comm as it loads, and a notification on the first one is lost). */
+export type RestoreMessage = {
+  id: string | null;
+  cell: string;
+  outputs: JsonObject[];
+  final: boolean;
+};
+
+/** Whether `data` is a `cell.restore` message (well formed or not). */
+export function isRestore(data: unknown): boolean {
+  return isObject(data) && data.method === 'cell.restore';
+}
 
 /** A `cell.restore` notification, its outputs cleaned (those that are not run_cells' kinds are
  * left out); null for anything else. */
 export function parseRestore(data: unknown, sanitize: Sanitize): RestoreMessage | null {
-  if (!isObject(data) || data.type !== 'notify' || data.method !== 'cell.restore') {
+  if (!isObject(data) || data.method !== 'cell.restore') {
+    return null;
+  }
+  const id = data.type === 'request' && typeof data.id === 'string' ? data.id : null;
+  if (id === null && data.type !== 'notify') {
     return null;
   }
   const params = data.params;
@@ -43,7 +59,7 @@ export function parseRestore(data: unknown, sanitize: Sanitize): RestoreMessage 
       outputs.push(clean);
     }
   }
-  return { cell: params.cell, outputs, final: params.final };
+  return { id, cell: params.cell, outputs, final: params.final };
 }
 
 /** A code cell on the page, as a restore needs it. */
@@ -66,20 +82,24 @@ export class Restorer {
 
   constructor(private readonly target: RestoreTarget) {}
 
-  /** Whether `data` was a restore message (handled, or refused); writes it when allowed. */
-  async take(data: unknown): Promise<boolean> {
+  /** Writes a restore when allowed; resolves to the reply a request gets (`written`: whether
+   * this page wrote it), null for a notification or junk. */
+  async take(data: unknown): Promise<JsonObject | null> {
+    const message = parseRestore(data, this.target.sanitize);
+    const id = isObject(data) && data.type === 'request' && typeof data.id === 'string' ? data.id : null;
+    const written = message !== null && (await this.write(message));
+    return id === null ? null : { type: 'reply', id, ok: true, result: { written } };
+  }
+
+  private async write(message: RestoreMessage): Promise<boolean> {
     const { target } = this;
-    const message = parseRestore(data, target.sanitize);
-    if (message === null) {
-      return isObject(data) && data.method === 'cell.restore';
-    }
     const key = `${message.final ? 'final' : 'live'}:${message.cell}`;
     const cell = target.find(message.cell);
     if (cell === null || this.done.has(key) || this.done.has(`final:${message.cell}`)) {
-      return true;
+      return false;
     }
     if (!message.final && !isClaudeSource(cell.source())) {
-      return true; // a live view is a %%claude turn's only
+      return false; // a live view is a %%claude turn's only
     }
     this.done.add(key);
     const shown: JsonObject[] = [];

@@ -7,11 +7,15 @@ import { Restorer, parseRestore } from '../src/restore';
 import { runCellOf } from '../src/run';
 import { MARKDOWN, SANITIZE, widget } from './fakes';
 
+// A record comes as a request (the kernel keeps it until a page says it has it), a live view
+// as a notification.
 const restore = (cell: string, outputs: Json[], final = true) => ({
-  type: 'notify',
+  type: final ? 'request' : 'notify',
+  id: final ? 'r1' : undefined,
   method: 'cell.restore',
   params: { cell, outputs, final }
 });
+const reply = (written: boolean) => ({ type: 'reply', id: 'r1', ok: true, result: { written } });
 const RECORD = { output_type: 'display_data', data: { 'text/html': '<b>answer</b>' }, metadata: { byre: 1 } };
 
 function page(sources: Record<string, string>) {
@@ -34,13 +38,14 @@ function page(sources: Record<string, string>) {
 test('a kept record lands in its cell once, cleaned, and marks the notebook changed', async () => {
   const { cells, restorer, changed } = page({ a: '%%claude\nhi', b: 'x = 1' });
   cells[0].outputs.push({ output_type: 'stream', name: 'stdout', text: 'old' });
-  assert.equal(await restorer.take(restore('a', [RECORD])), true);
+  assert.deepEqual(await restorer.take(restore('a', [RECORD])), reply(true));
   assert.deepEqual(cells[0].outputs, [
     { output_type: 'display_data', data: { 'text/html': 'sanitized:answer' }, metadata: {} }
   ]);
   assert.equal(changed(), 1);
   // Only once: a second record for that cell (a replay, or hostile code) writes nothing.
-  await restorer.take(restore('a', [{ output_type: 'stream', name: 'stdout', text: 'again' }]));
+  const again = [{ output_type: 'stream', name: 'stdout', text: 'again' }];
+  assert.deepEqual(await restorer.take(restore('a', again)), reply(false));
   assert.equal(cells[0].outputs.length, 1);
   assert.deepEqual(cells[1].outputs, []); // only the cell with that id
   assert.equal(changed(), 1);
@@ -71,5 +76,5 @@ test('only the outputs run_cells may write are kept; a live view only in a %%cla
   for (const junk of [restore('<b>', []), restore('a', 'x' as unknown as Json[]), { method: 'x' }]) {
     assert.equal(parseRestore(junk, SANITIZE), null);
   }
-  assert.equal(await restorer.take(restore('nope', [RECORD])), true); // no such cell: nothing
+  assert.deepEqual(await restorer.take(restore('nope', [RECORD])), reply(false)); // no such cell
 });

@@ -22,15 +22,29 @@ def restores(comm: FakeComm) -> list[dict[str, Any]]:
     return [m["params"] for m in comm.sent if m.get("method") == "cell.restore"]
 
 
+def answering(comm: FakeComm) -> FakeComm:
+    """A page that answers each request (a restore: written), a turn of the loop later."""
+    send = comm.send
+
+    def reply(data: dict[str, Any]) -> None:
+        send(data)
+        if data.get("type") == "request":
+            answer = {"type": "reply", "id": data["id"], "ok": True, "result": {"written": True}}
+            asyncio.get_running_loop().call_soon(comm.deliver, answer)
+
+    comm.send = reply  # type: ignore[method-assign]
+    return comm
+
+
 def reopen(bridge: Bridge) -> FakeComm:
     """Another page opens the notebook: a new comm, and its hello."""
-    comm = FakeComm()
+    comm = answering(FakeComm())
     bridge.opened(comm, {"content": {"data": {**HELLO, "path": "a.ipynb"}}})
     return comm
 
 
 async def settle() -> None:
-    for _ in range(3):  # the hello's work is scheduled on the loop
+    for _ in range(6):  # the hello's work, and the page's reply, are scheduled on the loop
         await asyncio.sleep(0)
 
 
@@ -61,7 +75,28 @@ async def test_a_page_that_reloads_during_a_turn_gets_its_live_view_then_its_rec
     await settle()
     assert restores(page) == [{"cell": "c1", "outputs": LIVE, "final": False}]
     answers.slot("c1").finished(as_outputs(RECORD))  # type: ignore[union-attr]
+    await settle()
     assert restores(page)[-1] == {"cell": "c1", "outputs": as_outputs(RECORD), "final": True}
+    assert answers.kept == {}
+
+
+async def test_a_record_sent_on_a_comm_the_page_replaced_waits_for_the_next_one() -> None:
+    """The finding of the browser test: a page makes a second comm as it loads; a record sent
+    once on the first one was lost. It is kept until a page says it has it."""
+    bridge, first = connected()
+    answers = PendingAnswers(bridge, asyncio.get_running_loop())
+    answers.slot("c1").showing(lambda: LIVE)  # type: ignore[union-attr]
+    assert first.close_handler is not None
+    first.close_handler({})
+    answers.slot("c1").finished(as_outputs(RECORD))  # type: ignore[union-attr]
+    silent = FakeComm()  # the page's first comm: replaced before it answers
+    bridge.opened(silent, {"content": {"data": {**HELLO, "path": "a.ipynb"}}})
+    await settle()
+    assert [r["cell"] for r in restores(silent)] == ["c1"] and list(answers.kept) == ["c1"]
+    second = reopen(bridge)
+    await settle()
+    await settle()  # the first request fails, and the record goes again on the second comm
+    assert [r["cell"] for r in restores(second)] == ["c1"] and answers.kept == {}
 
 
 async def test_the_page_that_showed_the_turn_keeps_it_unless_it_does_not_answer() -> None:
