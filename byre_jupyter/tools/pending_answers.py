@@ -13,8 +13,8 @@ since the new page's widget manager asks the kernel for the old ones only once t
 cell ends).
 When a turn ends and the page that showed it is gone (no page, another one said hello since,
 or the page's tab closed: its comm stays open, so a ``ping`` that nobody answers tells), its
-finished record is kept and written into its cell on the next hello, once
-(``final``); the page marks the notebook changed, so the user saves it.
+finished record is kept and written into its cell on the next hello (``final``), once: a
+request that a page's reply ends; the page marks the notebook changed, so the user saves it.
 
 A turn that began with no page connected (a headless run, or Run all before the bridge said
 hello) has no page to lose: nothing is kept for it. A cell that ``run_cells`` runs in place is
@@ -24,7 +24,6 @@ followed the same way (tools/notebook_run.py).
 from __future__ import annotations
 
 import asyncio
-import logging
 import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -32,8 +31,6 @@ from typing import Any
 from .notebook_bridge import Bridge, BridgeError
 
 __all__ = ["KEPT_CELLS", "Outputs", "PendingAnswers", "Slot", "pending_answers"]
-
-log = logging.getLogger(__name__)
 
 #: nbformat outputs, as the bridge writes them into a cell.
 Outputs = list[dict[str, Any]]
