@@ -36,6 +36,7 @@ from ..session import (
 )
 from ..tools import EditApproval, PythonApproval, PythonRunner, ToolApproval, kernel_tools
 from ..tools.claude_cells import EDIT_TOOL, asks_always
+from ..tools.kinds import shorten
 from ..ui.approval_card import describe_request
 from ..ui.cards import Card
 from ..ui.toolinfo import allowance_text
@@ -195,6 +196,7 @@ class Approvals:
                 edit_policy=lambda: self._edit_policy(name),
                 provenance=lambda: self._provenance(name),
                 environment=lambda: self.config.env,
+                edit_outcome=functools.partial(self._edit_outcome, name),
             )
         )
         return server
@@ -216,11 +218,15 @@ class Approvals:
             "turn": number if type(number) is int else None,
         }
 
-    def _turn_cell(self, name: str) -> str | None:
-        """The cell of the turn session ``name`` runs (the notebook tool marks it)."""
+    def _turn_owner(self, name: str) -> object:
+        """The owner of the turn session ``name`` runs (a cell's controller, or None)."""
         session = self.sessions.peek(name)
         turn = session.active_turn if session is not None else None
-        owner = turn.owner if turn is not None else None
+        return turn.owner if turn is not None else None
+
+    def _turn_cell(self, name: str) -> str | None:
+        """The cell of the turn session ``name`` runs (the notebook tool marks it)."""
+        owner = self._turn_owner(name)
         return owner.cell_id if isinstance(owner, InCell) else None
 
     async def _in_kernel(self, name: str, request: ToolApproval) -> Decision:
@@ -277,16 +283,22 @@ class Approvals:
             tool_name, tool_input
         )
         standing = [] if every_time else self._always.get(conversation, [])
+        # An edit of the notebook can still be refused after the click (the user typed in the
+        # cell meanwhile): its line waits for the outcome (:meth:`_edit_outcome`).
+        later = tool_name == EDIT_TOOL
+
+        def allowed(decision: Allow, standing: str = "") -> Allow:
+            if not later:
+                note("approved", f"{title} ({_how(decision, standing)})")
+            return decision
+
         for allowance in standing:
             if allowance.covers(tool_name, tool_input, cwd):
-                rule = allowance_text(allowance, _RULE_CHARS)
-                note("approved", f"{title} (always allowed in this session: {rule})")
-                return Allow(approved_by="always")
+                return allowed(Allow(approved_by="always"), allowance_text(allowance, _RULE_CHARS))
         card = owner.card(tool_name, tool_input, tool_use_id) if owner is not None else None
         if card is None:
             if self.config.headless_permission == "allow":
-                note("approved", f"{title} (headless policy: allow)")
-                return Allow(approved_by="headless")
+                return allowed(Allow(approved_by="headless"))
             note("permission", f"{title}: nobody can approve here (headless)")
             return None
         decision = await card.decision
@@ -295,17 +307,49 @@ class Approvals:
             note("permission", f"{title}{why}")
             return decision
         if decision.remember is None:
-            note("approved", f"{title} (allowed once)")
-            return decision
+            return allowed(decision)
         kept = _bound(decision.remember, tool_input, cwd)
         self._keep(conversation, kept)
-        rule = allowance_text(kept, _RULE_CHARS)
-        note("approved", f"{title} (allowed always, in this session: {rule})")
-        return dataclasses.replace(decision, remember=kept)
+        return allowed(dataclasses.replace(decision, remember=kept))
+
+    def _edit_outcome(
+        self, name: str, review: Mapping[str, Any], decision: Decision, problem: str | None
+    ) -> None:
+        """The line an allowed ``edit_notebook`` batch leaves in its turn's cell: applied, or
+        not and why (the frontend's words are untrusted: one line, clipped; the view escapes
+        it). A denial already has its line."""
+        owner = _as_owner(self._turn_owner(name))
+        if owner is None or not isinstance(decision, Allow):
+            return
+        title = describe_request(EDIT_TOOL, review).summary
+        how = _how(decision)
+        if problem is None:
+            owner.notice("applied", f"{title} ({how})")
+            return
+        why = shorten(" ".join(problem.split()), _PROBLEM_CHARS)
+        owner.notice("refused", f"{title} ({how}; {why})")
+
+
+def _how(decision: Allow, standing: str = "") -> str:
+    """How an allowed call was allowed, as its line says it (``standing``: the rule that
+    answered it)."""
+    if decision.approved_by == "always":
+        return (
+            f"always allowed in this session: {standing}"
+            if standing
+            else ("always allowed in this session")
+        )
+    if decision.approved_by == "headless":
+        return "headless policy: allow"
+    if decision.remember is None:
+        return "allowed once"
+    return f"allowed always, in this session: {allowance_text(decision.remember, _RULE_CHARS)}"
 
 
 #: A rule in a notice is clipped here (``%claude permissions`` lists it whole).
 _RULE_CHARS = 160
+#: Why an edit did not apply, in its line (the tool's result gives Claude more).
+_PROBLEM_CHARS = 300
 
 
 def _cwd(session: Session) -> str:

@@ -29,7 +29,9 @@ from ..session import Session, TurnResult
 from ..session.index import NOTEBOOK_ENV, ResumeIndex, resume_keys
 from ..tools import PythonRunner
 from ..tools.catalog import known_secrets_of
+from ..tools.notebook_bridge import bridge_of
 from ..tools.notebook_edit import valid_cell_id
+from ..tools.pending_answers import pending_answers
 from ..ui import TurnView
 from . import picker, portable
 from .approvals import Approvals
@@ -420,7 +422,9 @@ class ClaudeExtension:
 
     def surface(self, view: TurnView, controls: SurfaceControls) -> Surface:
         """Where a cell's turn shows: widgets, static outputs or the terminal."""
-        return make_surface(self.frontend(), self.config.live, view, controls)
+        answers = pending_answers(bridge_of(self.shell))
+        keeping = answers.slot(self.cell_id()) if answers is not None else None
+        return make_surface(self.frontend(), self.config.live, view, controls, keeping)
 
     def cell_id(self) -> str | None:
         """The running cell's id, from its execute_request (read in the cell's own context)."""

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from IPython.display import DisplayHandle, display
 
+from ..tools.pending_answers import Outputs
 from ..ui import LiveView, TerminalPrinter, TurnView, static_outputs
 from ..ui.blocks import BlockView
 from ..ui.cards import Card, make_card
@@ -78,15 +79,73 @@ def _publish_static(view: TurnView, handle: DisplayHandle, *, update: bool) -> N
     return None
 
 
+class Keeping(Protocol):
+    """Where a turn's cell is followed for a page that goes away (``Slot`` of
+    tools/pending_answers.py)."""
+
+    def showing(self, live: Callable[[], Outputs]) -> None: ...
+    def finished(self, outputs: Outputs) -> None: ...
+
+
 def _replace_with_static(
-    view: TurnView, handle: DisplayHandle, extra: Mapping[str, Any] | None = None
+    view: TurnView,
+    handle: DisplayHandle,
+    extra: Mapping[str, Any] | None = None,
+    keeping: Keeping | None = None,
 ) -> None:
-    """The end of a turn: the slot gets the whole exchange; each image follows, stored once."""
+    """The end of a turn: the slot gets the whole exchange; each image follows, stored once.
+    A page that went away meanwhile gets them when one connects (``keeping``)."""
     outputs = static_outputs(view, extra=extra)
     data, metadata = outputs[0]
     handle.update(data, metadata=metadata, raw=True)
     for extra_data, extra_metadata in outputs[1:]:
         display(extra_data, metadata=extra_metadata, raw=True)
+    if keeping is not None:
+        keeping.finished(as_outputs(outputs))
+
+
+def as_outputs(bundles: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> Outputs:
+    """``(data, metadata)`` bundles as display outputs for the page. The metadata stays here:
+    the page writes outputs without it (labextension/src/run.ts, ``cleanOutput``), and the
+    portable record it holds is the whole conversation."""
+    return [
+        {"output_type": "display_data", "data": dict(data), "metadata": {}} for data, _ in bundles
+    ]
+
+
+def widget_outputs(widget: Any) -> Outputs:
+    """A live widget's view as one output, its models announced to the page again first
+    (children before the parents whose state names them): a page that loaded during the
+    turn does not know them, and asks the kernel for them only after the cell ends."""
+    for each in _tree(widget, set()):
+        comm = getattr(each, "comm", None)
+        if comm is None:
+            continue
+        from ipywidgets.widgets.widget import __protocol_version__, _remove_buffers
+
+        state, buffer_paths, buffers = _remove_buffers(each.get_state())
+        comm.open(
+            data={"state": state, "buffer_paths": buffer_paths},
+            metadata={"version": __protocol_version__},
+            buffers=buffers,
+        )
+    bundle = widget._repr_mimebundle_()
+    return [{"output_type": "display_data", "data": dict(bundle or {}), "metadata": {}}]
+
+
+def _tree(widget: Any, seen: set[int]) -> Iterator[Any]:
+    """Our widget and every widget its traits hold, children first (each once)."""
+    from ipywidgets import Widget
+
+    if id(widget) in seen:
+        return
+    seen.add(id(widget))
+    for name in widget.keys:
+        value = getattr(widget, name, None)
+        for item in value if isinstance(value, list | tuple) else (value,):
+            if isinstance(item, Widget):
+                yield from _tree(item, seen)
+    yield widget
 
 
 #: Shows a finished turn's record again in its output, with other ``extra`` metadata.
@@ -133,9 +192,12 @@ class SurfaceControls:
 class WidgetSurface:
     """A LiveView in a display_id slot, replaced by the static bundle at the end."""
 
-    def __init__(self, view: TurnView, controls: SurfaceControls) -> None:
+    def __init__(
+        self, view: TurnView, controls: SurfaceControls, keeping: Keeping | None = None
+    ) -> None:
         self.view = view
         self.loop = controls.loop
+        self.keeping = keeping
         self.live = LiveView(
             view,
             models=controls.models,
@@ -152,6 +214,8 @@ class WidgetSurface:
         self.pending: list[Card] = []
         self.handle = DisplayHandle()
         self.handle.display(self.live.widget)
+        if keeping is not None:  # a page that loads during the turn is shown it again
+            keeping.showing(functools.partial(widget_outputs, self.live.widget))
 
     def ask(self, tool_name: str, tool_input: Mapping[str, Any]) -> Card | None:
         card = make_card(tool_name, tool_input, loop=self.loop, own=self.live.own)
@@ -185,7 +249,7 @@ class WidgetSurface:
         self.reject_pending("The turn ended before an answer.")
         try:
             self.live.finish()
-            _replace_with_static(self.view, self.handle, extra)
+            _replace_with_static(self.view, self.handle, extra, self.keeping)
         finally:
             self.live.close()
 
@@ -228,14 +292,18 @@ class StaticSurface(_NoControls):
         loop: asyncio.AbstractEventLoop,
         interval: float = 0.25,
         draft: bool = True,
+        keeping: Keeping | None = None,
     ) -> None:
         self.view = view
+        self.keeping = keeping
         self.handle = DisplayHandle()
         self._draft = Draft(view) if draft else None
         if self._draft is not None:
             self.handle.display(self._draft.refresh(), raw=True)
         else:
             _publish_static(view, self.handle, update=False)
+        if keeping is not None:
+            keeping.showing(lambda: as_outputs(static_outputs(view, image_budget=0)[:1]))
         self._coalescer = Coalescer(loop, self._flush, interval)
 
     def _flush(self, _ids: Any) -> None:
@@ -250,7 +318,7 @@ class StaticSurface(_NoControls):
 
     def finish(self, extra: Mapping[str, Any] | None = None) -> None:
         self._coalescer.close()
-        _replace_with_static(self.view, self.handle, extra)
+        _replace_with_static(self.view, self.handle, extra, self.keeping)
 
     def record(self) -> Restate:
         return _record(self.view, self.handle)
@@ -273,10 +341,18 @@ class TerminalSurface(_NoControls):
         return lambda extra: None  # printed text has no metadata
 
 
-def make_surface(kind: str, live: bool | str, view: TurnView, controls: SurfaceControls) -> Surface:
+def make_surface(
+    kind: str,
+    live: bool | str,
+    view: TurnView,
+    controls: SurfaceControls,
+    keeping: Keeping | None = None,
+) -> Surface:
+    """The turn's surface; ``keeping`` follows its cell for a page that goes away (None: no
+    cell id, or no bridge)."""
     if kind == "terminal":
         return TerminalSurface(view)
     widgets = live is True or (live == "auto" and kind == "lab")
     if widgets:
-        return WidgetSurface(view, controls)
-    return StaticSurface(view, loop=controls.loop, draft=not controls.background)
+        return WidgetSurface(view, controls, keeping)
+    return StaticSurface(view, loop=controls.loop, draft=not controls.background, keeping=keeping)

@@ -10,6 +10,7 @@ from .catalog import kernel_tools, run_result
 from .policy import (
     ApproveFn,
     EditApproval,
+    EditOutcome,
     Policy,
     PythonApproval,
     ReadApproval,
@@ -20,6 +21,7 @@ from .runner import PythonRun, PythonRunCancelled, PythonRunner, RunStatus
 __all__ = [
     "ApproveFn",
     "EditApproval",
+    "EditOutcome",
     "Policy",
     "PythonApproval",
     "PythonRun",

@@ -57,7 +57,14 @@ from .notebook_edit import (
     review_input,
 )
 from .notebook_run import RUN_CELLS_DESCRIPTION, RUN_CELLS_SCHEMA, cells_result, run_cells
-from .policy import ApproveFn, EditApproval, PythonApproval, ReadApproval, decide
+from .policy import (
+    ApproveFn,
+    EditApproval,
+    EditOutcome,
+    PythonApproval,
+    ReadApproval,
+    decide,
+)
 from .runner import PythonRun, PythonRunCancelled, PythonRunner
 
 __all__ = ["kernel_tools", "known_secrets_of", "redact_result", "redact_run", "run_result"]
@@ -124,6 +131,7 @@ def kernel_tools(
     edit_policy: Callable[[], str] = lambda: "ask",
     provenance: Callable[[], Mapping[str, Any]] = dict,
     environment: Callable[[], Mapping[str, str]] = dict,
+    edit_outcome: EditOutcome | None = None,
 ) -> list[McpTool]:
     """The six kernel tools for ``shell`` (an ``InteractiveShell``), ready for ``McpServer``.
 
@@ -137,6 +145,10 @@ def kernel_tools(
 
     ``environment()`` is what the CLI is given over this process's environment (``Claude.env``):
     its secret values are redacted from every result as the view redacts them.
+
+    ``edit_outcome(review, decision, problem)`` hears what became of a batch the user was asked
+    about: ``problem`` is None when it applied, else why it did not (the frontend's refusal, a
+    page that did not answer): the line in the cell says what happened, not "Approved".
 
     ``runner`` lets the caller keep the :class:`PythonRunner` (to call ``interrupt()`` from a Stop
     button or the kernel's interrupt); by default one is made here with ``limits``.
@@ -271,17 +283,20 @@ def kernel_tools(
             silent = read.notes if bridge is not None and bridge.connected else ()
             unapplied = await _without_bridge(resolved, changes, asking, silent)
             return redact_result(unapplied, known)
-        decision = await review_edits(changes)
+        review = _review(changes, shell)
+        decision = await review_edits(review)
         if isinstance(decision, Deny):
             return ToolResult.text(
                 decision.message or "The edits were not approved.", is_error=True
             )
-        return redact_result(await _apply(bridge, resolved, changes), known)
+        result, problem = await _apply(bridge, resolved, changes)
+        if edit_outcome is not None and decision.approved_by != "policy":
+            edit_outcome(review, decision, problem)
+        return redact_result(result, known)
 
-    async def review_edits(changes: tuple[CellChange, ...]) -> Decision:
-        """The user's review of a batch, under the session's mode; a batch that touches a
-        cell running Claude is asked whatever the mode (tools/claude_cells.py)."""
-        review = _review(changes, shell)
+    async def review_edits(review: Mapping[str, Any]) -> Decision:
+        """The user's review of a batch (``_review``), under the session's mode; a batch that
+        touches a cell running Claude is asked whatever the mode (tools/claude_cells.py)."""
         policy = edit_policy
         if asks_always(EDIT_TOOL, review):
             policy = lambda: "ask" if edit_policy() == "allow" else edit_policy()  # noqa: E731
@@ -289,23 +304,26 @@ def kernel_tools(
 
     async def _apply(
         bridge: Bridge, resolved: tuple[Edit, ...], changes: tuple[CellChange, ...]
-    ) -> ToolResult:
+    ) -> tuple[ToolResult, str | None]:
+        """The tool's result, and why the batch did not apply (None: it did)."""
         try:
             reply = await bridge.request(
                 "edit", {"edits": edit_ops(resolved), "provenance": dict(provenance())}
             )
         except BridgeError as e:
-            return ToolResult.text(
+            not_applied = ToolResult.text(
                 f"Not applied: {e}. Nothing in the notebook changed.", is_error=True
             )
+            return not_applied, f"the page did not apply it: {e}"
         refused = reply.get("refused")
         if isinstance(refused, str):
-            return ToolResult.text(
+            not_applied = ToolResult.text(
                 f"Not applied: {refused[:2000]}. Nothing of this batch changed in the notebook; "
                 "read the cells again (mcp__byre__notebook) and send the batch anew.",
                 is_error=True,
             )
-        return ToolResult.text(_applied_text(changes))
+            return not_applied, f"the notebook refused it: {refused}"
+        return ToolResult.text(_applied_text(changes)), None
 
     async def _without_bridge(
         resolved: tuple[Edit, ...],
@@ -319,7 +337,7 @@ def kernel_tools(
         vscode = "__vsc_ipynb_file__" in shell.user_ns
         (first, *rest) = resolved
         if vscode and not rest and isinstance(first, Insert) and first.after == asking:
-            decision = await review_edits(changes)
+            decision = await review_edits(_review(changes, shell))
             if isinstance(decision, Deny):
                 return ToolResult.text(
                     decision.message or "The edit was not approved.", is_error=True

@@ -99,6 +99,11 @@ class Bridge:
         self._turns: collections.Counter[str] = collections.Counter()
         #: Where ``editing`` events go (:meth:`listen`): the loop and the callback.
         self._editing: tuple[asyncio.AbstractEventLoop, Callable[[str], None]] | None = None
+        #: How many times a frontend said hello: a page that showed a turn's output is gone
+        #: when this changed since (tools/pending_answers.py keeps what it missed).
+        self.connections = 0
+        #: Called after each hello (tools/pending_answers.py: the answers that waited for a page).
+        self.on_hello: Callable[[], None] | None = None
 
     @property
     def connected(self) -> bool:
@@ -138,6 +143,10 @@ class Bridge:
             self.refused = None if hello is not None else str(data.get("protocol"))[:20]
             for running in list(self._turns):
                 self.notify("turn.begin", {"cell": running})
+            if hello is not None:
+                self.connections += 1
+                if self.on_hello is not None:
+                    self.on_hello()
         elif data.get("type") == "reply" and isinstance(data.get("id"), str):
             future = self._pending.get(data["id"])
             if future is not None:
@@ -187,10 +196,40 @@ class Bridge:
         comm.send({"type": "notify", "method": method, "params": dict(params)})
         return True
 
+    def restore(self, cell: str, outputs: list[dict[str, Any]]) -> bool:
+        """Show a running turn's live view in code cell ``cell`` in place of its outputs, on a
+        page that loaded during the turn (``cell.restore``, docs/bridge.md "Pending answers";
+        a finished record goes as a request, so it is kept until a page has it). False: no
+        frontend is connected."""
+        return self.notify("cell.restore", {"cell": cell, "outputs": outputs, "final": False})
+
     async def request(
         self, method: str, params: Mapping[str, Any], timeout: float = REQUEST_TIMEOUT
     ) -> Mapping[str, Any]:
         """Ask the frontend; the reply's ``result``, or :class:`BridgeError`."""
+        reply = await self._ask(method, params, timeout)
+        if reply.get("ok") is not True:
+            error = reply.get("error")
+            raise BridgeError(f"the notebook frontend failed: {str(error)[:300]}")
+        result = reply.get("result")
+        if not isinstance(result, Mapping):
+            raise BridgeError("the notebook frontend sent a reply without a result")
+        return result
+
+    async def answers(self, timeout: float = REQUEST_TIMEOUT) -> bool:
+        """Whether a page answers on the comm now: a closed tab leaves the comm open (the
+        server does not tell the kernel), so only a reply tells. The page refuses ``ping``
+        as any request it does not serve, and that reply is the answer."""
+        try:
+            await self._ask("ping", {}, timeout)
+        except BridgeError:
+            return False
+        return True
+
+    async def _ask(
+        self, method: str, params: Mapping[str, Any], timeout: float
+    ) -> Mapping[str, Any]:
+        """Send a request and wait for its reply, whatever it says."""
         comm = self._comm
         if comm is None or self.hello is None:
             raise BridgeError("the notebook frontend is not connected")
@@ -207,13 +246,7 @@ class Bridge:
             raise BridgeError(why) from None
         finally:
             self._pending.pop(request_id, None)
-        if reply.get("ok") is not True:
-            error = reply.get("error")
-            raise BridgeError(f"the notebook frontend failed: {str(error)[:300]}")
-        result = reply.get("result")
-        if not isinstance(result, Mapping):
-            raise BridgeError("the notebook frontend sent a reply without a result")
-        return result
+        return reply
 
 
 _T = TypeVar("_T")

@@ -28,6 +28,7 @@ from .capture import Output
 from .claude_cells import runs_claude
 from .notebook import Cell, read_notebook
 from .notebook_bridge import Bridge, BridgeError
+from .pending_answers import pending_answers
 from .runner import PythonRun, PythonRunCancelled, PythonRunner
 
 __all__ = [
@@ -231,6 +232,8 @@ class _CellOutputs:
         self.full = False
         self._stream = ""
         self._stream_name = "stdout"
+        #: What the cell shows now, for a page that was not there to see it (pending_answers).
+        self.shown: list[Output] = []
 
     def __call__(self, output: Output) -> None:
         kind = output.get("output_type")
@@ -277,6 +280,10 @@ class _CellOutputs:
         self._send(output)
 
     def _send(self, output: Output) -> None:
+        if output.get("output_type") == "clear_output":
+            self.shown.clear()
+        else:
+            self.shown.append(output)
         self.bridge.notify("run.output", {"cell": self.cell_id, "output": output})
 
 
@@ -370,6 +377,9 @@ async def _run_each(
         except BridgeError as e:
             return _stopped(runs, f"Cell {cell.id!r} was not run: {e}")
         outputs = _CellOutputs(bridge, cell.id, count, redact)
+        answers = pending_answers(bridge)
+        if answers is not None:  # the page that began the run may go before it ends
+            answers.showing(cell.id, None)
         try:
             run = await runner.run(
                 cell.source, approved_by="run_cells", on_output=outputs, name=f"cell In[{count}]"
@@ -392,6 +402,9 @@ def _finish(bridge: Bridge, outputs: _CellOutputs, run: PythonRun) -> None:
         outputs(error)
     outputs.flush()
     bridge.notify("run.end", {"cell": outputs.cell_id, "execution_count": outputs.count})
+    answers = pending_answers(bridge)
+    if answers is not None:
+        answers.finished(outputs.cell_id, outputs.shown, ask=False)
 
 
 def _stopped(runs: list[CellRun], why: str) -> list[CellRun] | str:

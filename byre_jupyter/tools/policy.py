@@ -22,6 +22,7 @@ from ..session.permissions import Allow, Decision, Deny
 __all__ = [
     "ApproveFn",
     "EditApproval",
+    "EditOutcome",
     "Policy",
     "PythonApproval",
     "ReadApproval",
@@ -110,6 +111,11 @@ ApproveFn = Callable[
 ]
 """Decides one call; may be async. ``True``/``False`` stand for allow/deny without a reason.
 An ``Allow``'s ``approved_by`` ends up in :class:`PythonRun` (e.g. for the card)."""
+
+
+EditOutcome = Callable[[Mapping[str, Any], Decision, Union[str, None]], None]  # noqa: UP007
+"""What became of an ``edit_notebook`` batch the user was asked about: its review input, the
+decision, and why it did not apply (None: it applied)."""
 
 
 async def decide(

@@ -222,6 +222,8 @@ def _notice_text(notice: NoticeView) -> str:
         "warning": "Warning: ",
         "permission": "Permission denied: ",
         "approved": "Approved: ",
+        "applied": "Applied: ",
+        "refused": "Not applied: ",
     }
     return marks.get(notice.notice_kind, "") + notice.text
 

@@ -5,7 +5,8 @@
  * it applies the cell edits the user approved to that model (edit.ts), shows the cells the
  * kernel runs in place (run.ts), offers "Ask Claude" on errors (ask.ts) and "Run again" on
  * stale answers (rerun.ts) while the comm is open, and tells the kernel when a `%%claude` cell
- * that ran is being edited (editing.ts) (docs/bridge.md). What the kernel may do, and when, is
+ * that ran is being edited (editing.ts), and writes into a cell what a page that loaded late
+ * missed of it (restore.ts) (docs/bridge.md). What the kernel may do, and when, is
  * gate.ts's: only byre_jupyter's announced comm, and edits and runs only in a `%%claude` turn
  * the user started on this page.
  */
@@ -18,7 +19,8 @@ import { Served, TurnGate, acceptsKernelComm, inOrder } from './gate';
 import highlight from './highlight';
 import { JsonObject, NotebookView, TARGET, hello } from './protocol';
 import { offerAskClaude } from './ask';
-import { CodeCellWidget, findIn } from './run';
+import { CodeCellWidget, findIn, runCellOf } from './run';
+import { RestoreTarget, Restorer, isRestore } from './restore';
 import { RERUN_CLASS, marksIn, offerRunAgain } from './rerun';
 import { EditWatch } from './editing';
 
@@ -175,6 +177,26 @@ function serve(panel: NotebookPanel, frontend: string): () => boolean {
     markdown: source => panel.content.rendermime.markdownParser?.render(source) ?? null
   };
   const view = served.view;
+  // Outputs a page that loaded late never received (restore.ts), written into the cell's
+  // model: they come with the hello, before Lab may have made the cell's widget.
+  const restoring: RestoreTarget = {
+    find: id => {
+      const cells = panel.content.model?.cells;
+      for (let i = 0; cells && i < cells.length; i++) {
+        const model = cells.get(i);
+        if (model.id === id) {
+          const run = runCellOf({ model: model as unknown as CodeCellWidget['model'] });
+          return run ? { run, source: () => model.sharedModel.getSource() } : null;
+        }
+      }
+      return null;
+    },
+    sanitize: served.sanitize,
+    markdown: served.markdown,
+    changed: () => {
+      panel.context.model.dirty = true;
+    }
+  };
   const context = panel.sessionContext;
   const registered = new WeakSet<Kernel.IKernelConnection>();
   let comm: Kernel.IComm | null = null;
@@ -201,9 +223,17 @@ function serve(panel: NotebookPanel, frontend: string): () => boolean {
     comm = opened;
     gate.reset();
     const receive = inOrder(served);
+    const restorer = new Restorer(restoring);
     opened.onMsg = msg => {
       if (comm !== opened) {
         return; // a comm of ours that another replaced: nothing of it is served
+      }
+      if (isRestore(msg.content.data)) {
+        restorer
+          .take(msg.content.data)
+          .then(reply => reply && !opened.isDisposed && opened.send(reply))
+          .catch(error => console.error('byre bridge: a restore failed', error));
+        return;
       }
       receive(msg.content.data)
         .then(reply => {

@@ -649,17 +649,20 @@ class LabPage:
                 raise HarnessError(f"setting kernel_env failed: {status}")
         return path
 
-    def reopen_notebook(self, path: str | None = None, timeout: float = 120.0) -> str:
+    def reopen_notebook(
+        self, path: str | None = None, timeout: float = 120.0, idle: bool = True
+    ) -> str:
         """Reload Lab (fresh workspace, new page state) and open the existing file ``path``
-        (default: the current notebook) without uploading it; waits for an idle kernel."""
+        (default: the current notebook) without uploading it; waits for an idle kernel
+        (``idle`` False: not, for a kernel still running a cell the old page ran)."""
         path = path or self._need_path()
         if self.frontend == "lab":
             self.goto_lab(timeout)
         self._last_run.clear()
-        self._open_existing(path, timeout)
+        self._open_existing(path, timeout, idle)
         return path
 
-    def _open_existing(self, path: str, timeout: float) -> None:
+    def _open_existing(self, path: str, timeout: float, idle: bool = True) -> None:
         """Open the file ``path`` with a kernel: in Lab's shell, or as Notebook 7's page."""
         self.path = path
         self.opened.add(path)
@@ -668,7 +671,8 @@ class LabPage:
             self._js("return B.attach(path);", timeout=timeout, what=f"Notebook 7 to open {path}")
         else:
             self._js("return B.open(path);", timeout=timeout, what=f"Lab to open {path}")
-        self.wait_for_kernel_idle(timeout)
+        if idle:
+            self.wait_for_kernel_idle(timeout)
 
     def wall_clock_offset_ms(self) -> float:
         """``Date.now() - performance.now()`` in the page: add it to a ``t`` of

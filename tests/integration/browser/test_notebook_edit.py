@@ -118,6 +118,10 @@ def test_edits_are_reviewed_applied_refused_undone_and_saved(
         lambda r: any("changed since you read it" in t["text"] for t in r.last_tool_results)
     ).last_tool_results[-1]
     assert refused["is_error"] and f"cell {first} changed since you read it" in refused["text"]
+    # The visible line says it did not land, and why; it once read "Approved: ...".
+    shown = lab.output_text(5)
+    assert "Not applied: Edit the notebook: 1 cell (1 changed)" in shown, shown
+    assert f"cell {first} changed since you read it" in shown and "Approved: Edit" not in shown
     lab.output_locator(5).get_by_text("byre.edit_notebook").first.click()  # open the tool card
     lab.screenshot(f"edit-{lab.frontend}-refused-conflict.png")
 

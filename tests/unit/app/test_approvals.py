@@ -242,3 +242,40 @@ def test_edit_notebook_follows_the_permission_mode_and_names_its_turn() -> None:
     nobody = Approvals(Claude(), _Sessions(None), None, None)  # type: ignore[arg-type]
     assert nobody._edit_policy("default") == "ask"
     assert nobody._provenance("default") == {"conversation": "", "turn": None}
+
+
+async def test_an_allowed_edit_says_what_became_of_it_never_approved() -> None:
+    """The finding: after a conflict refusal the line read "Approved: Edit the
+    notebook: ... (allowed once)". The line now waits for the outcome and says it."""
+    from byre_jupyter.tools.claude_cells import EDIT_TOOL
+    from byre_jupyter.ui.blocks import NoticeView
+    from byre_jupyter.ui.record import block_html
+
+    cell = Cell(Allow())
+    one = SimpleNamespace(
+        session_id="c", active_turn=SimpleNamespace(owner=cell), options=SimpleNamespace(cwd=None)
+    )
+    a = Approvals(Claude(), SimpleNamespace(peek=lambda name: one), None, None)  # type: ignore[arg-type]
+    batch = {"cells": [{"cell": "a", "cell_type": "code", "action": "replace",
+                        "before": "x = 1", "after": "x = 2", "below": None}]}  # fmt: skip
+    decision = await a.ask(one, cell, EDIT_TOOL, batch)  # type: ignore[arg-type]
+    assert isinstance(decision, Allow) and cell.notices == []  # no "Approved" before it lands
+    title = "Edit the notebook: 1 cell (1 changed)"
+    a._edit_outcome("s", batch, decision, None)
+    assert cell.notices == [("applied", f"{title} (allowed once)")]
+    # The frontend's reason is untrusted text: one line, clipped, escaped where it is shown.
+    reason = "the notebook refused it: cell a changed since you read it\n<img src=x>" + "y" * 900
+    a._edit_outcome("s", batch, decision, reason)
+    kind, text = cell.notices[-1]
+    assert kind == "refused" and text.startswith(
+        f"{title} (allowed once; the notebook refused it: cell a changed"
+    )
+    assert "\n" not in text and len(text) < len(title) + 400 and text.endswith("…)")
+    shown = block_html(NoticeView(id="n", notice_kind=kind, text=text))
+    assert "Not applied: Edit the notebook" in shown and "<img" not in shown
+    assert "Approved" not in shown
+    # A denial keeps its own line, and nothing follows it.
+    denied = Cell(Deny("not now"))
+    assert not (await a.ask(one, denied, EDIT_TOOL, batch)).allowed  # type: ignore[arg-type]
+    a._edit_outcome("s", batch, Deny("not now"), None)
+    assert denied.notices == [("permission", f"{title}: not now")]

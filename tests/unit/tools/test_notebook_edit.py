@@ -443,3 +443,31 @@ async def test_the_review_shows_every_line_that_will_be_inserted(
     (cell,) = request.input["cells"]
     (sent,) = frontend.edits
     assert cell["after"] == sent["edits"][0]["insert"]["source"] == HIDDEN_CALL
+
+
+async def test_the_outcome_of_an_allowed_batch_is_heard_applied_or_refused(
+    shell: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    heard: list[tuple[str, str | None]] = []
+
+    def tool(frontend: EditingFrontend, policy: str = "ask") -> Any:
+        monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
+        tools = kernel_tools(
+            shell,
+            approve=lambda r: Allow(),
+            asking_cell=lambda: "ask",
+            edit_policy=lambda: policy,
+            edit_outcome=lambda review, decision, problem: heard.append(
+                (review["cells"][0]["cell"], problem)
+            ),
+        )
+        return {t.name: t for t in tools}["edit_notebook"]
+
+    replace = {"replace": {"cell": "a", "old": "x = 1", "new": "x = 2"}}
+    refused = "cell a changed since you read it"
+    assert (await call(tool(EditingFrontend(CELLS, {"refused": refused})), replace)).is_error
+    assert not (await call(tool(EditingFrontend(CELLS, {"applied": []})), replace)).is_error
+    assert heard == [("a", f"the notebook refused it: {refused}"), ("a", None)]
+    # Under acceptEdits nobody was asked: no line is owed.
+    await call(tool(EditingFrontend(CELLS, {"applied": []}), policy="allow"), replace)
+    assert len(heard) == 2

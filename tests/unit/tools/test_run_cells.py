@@ -326,3 +326,21 @@ async def test_the_cells_run_take_the_counts_after_the_asking_cells_own(
     raw = shell.history_manager.input_hist_raw  # type: ignore[union-attr]
     assert raw[claude:] == [asking, "first = 1", "second = 2"]
     assert len(raw) == shell.execution_count  # the next cell's source lands at its count
+
+
+async def test_a_cell_run_in_place_is_kept_with_its_turn_when_the_page_goes(
+    kit: Kit, frontend: Callable[..., Frontend]
+) -> None:
+    from byre_jupyter.tools.pending_answers import pending_answers
+
+    front = frontend(code("c1", "print('RAN-HERE')", None), code("asking", "%%claude\nrun it"))
+    answers = pending_answers(front.bridge)
+    assert answers is not None
+    answers.showing("asking", None)  # the turn that runs it, as its surface says
+    assert not (await kit.call("run_cells", cells=["c1"])).is_error
+    assert answers.kept == {}  # the page that showed the run may well have it
+    assert front.comm.close_handler is not None
+    front.comm.close_handler({})  # the page goes before the turn ends
+    answers.finished("asking", [])
+    ran = answers.kept["c1"]
+    assert ran == [{"output_type": "stream", "name": "stdout", "text": "RAN-HERE\n"}], ran
