@@ -21,6 +21,7 @@ import { offerAskClaude } from './ask';
 import { CodeCellWidget, findIn } from './run';
 import { RERUN_CLASS, marksIn, offerRunAgain } from './rerun';
 import { EditWatch } from './editing';
+import { MarkedCellWidget, watchProvenance } from './marks';
 
 function viewOf(panel: NotebookPanel): NotebookView {
   return {
@@ -66,7 +67,11 @@ function editableOf(panel: NotebookPanel): EditableNotebook {
       const target = cell(id);
       target.transact(() => {
         target.updateSource(start, end, text);
-        target.setMetadata('byre', provenance);
+        if (provenance === null) {
+          target.deleteMetadata('byre'); // an undo: the cell is again as no turn made it
+        } else {
+          target.setMetadata('byre', provenance);
+        }
       });
     },
     remove: id => {
@@ -134,9 +139,18 @@ function watchEdits(panel: NotebookPanel, watch: EditWatch, gate: TurnGate): voi
       });
     }
   };
+  // Provenance marks (marks.ts): after Lab made the widgets of the cells that changed.
+  const marks = watchProvenance(
+    document,
+    () => panel.content.widgets as unknown as readonly MarkedCellWidget[]
+  );
   panel.context.ready.then(() => {
     follow();
-    panel.content.model?.cells.changed.connect(follow);
+    marks();
+    panel.content.model?.cells.changed.connect(() => {
+      follow();
+      requestAnimationFrame(marks);
+    });
   }).catch(() => undefined); // a notebook that failed to load has no cells to watch
   type Ran = { notebook: unknown; cell: { model: { id: string; sharedModel: Source } } };
   type Source = { getSource(): string };
