@@ -36,6 +36,7 @@ from ..session import (
 )
 from ..tools import EditApproval, PythonApproval, PythonRunner, ToolApproval, kernel_tools
 from ..tools.claude_cells import EDIT_TOOL, asks_always
+from ..tools.edit_log import EditLog, clip_prompt
 from ..ui.approval_card import describe_request
 from ..ui.cards import Card
 from ..ui.toolinfo import allowance_text
@@ -100,11 +101,14 @@ class Approvals:
         sessions: Sessions,
         shell: InteractiveShell,
         runner: PythonRunner,
+        edit_log: EditLog | None = None,
     ) -> None:
         self.config = config
         self.sessions = sessions
         self.shell = shell
         self.runner = runner
+        #: Each turn's applied cell edits (``%claude history``, ``%claude undo``).
+        self.edit_log = edit_log if edit_log is not None else EditLog()
         #: "Always allow" answers, per conversation id, in the order given. They end with
         #: the conversation (``--new``, ``%claude new``, a resume of another conversation).
         self._always: dict[str, list[Allowance]] = {}
@@ -195,6 +199,7 @@ class Approvals:
                 edit_policy=lambda: self._edit_policy(name),
                 provenance=lambda: self._provenance(name),
                 environment=lambda: self.config.env,
+                on_edited=functools.partial(self.edit_log.record, name),
             )
         )
         return server
@@ -211,10 +216,16 @@ class Approvals:
         turn = session.active_turn if session is not None else None
         owner = turn.owner if turn is not None else None
         number = getattr(owner, "turn_number", None)
-        return {
+        found: dict[str, Any] = {
             "conversation": (session.session_id if session is not None else None) or "",
             "turn": number if type(number) is int else None,
         }
+        # The prompt, clipped, for the mark's hover (labextension/src/marks.ts): the frontend
+        # refuses a longer one.
+        prompt = getattr(getattr(owner, "request", None), "prompt", None)
+        if isinstance(prompt, str) and prompt.strip():
+            found["prompt"] = clip_prompt(prompt)
+        return found
 
     def _turn_cell(self, name: str) -> str | None:
         """The cell of the turn session ``name`` runs (the notebook tool marks it)."""

@@ -107,6 +107,10 @@ NESTED_TURN = (
     "%claude or an alias of it): a turn inside this turn. Nothing was run."
 )
 
+#: Told of each approved ``edit_notebook`` batch that landed: its provenance, its changes and
+#: the notebook's cell ids before it (tools/edit_log.py, ``EditLog.record``).
+EditedFn = Callable[[Mapping[str, Any], tuple[CellChange, ...], tuple[str, ...]], None]
+
 _READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False}
 
 
@@ -124,6 +128,7 @@ def kernel_tools(
     edit_policy: Callable[[], str] = lambda: "ask",
     provenance: Callable[[], Mapping[str, Any]] = dict,
     environment: Callable[[], Mapping[str, str]] = dict,
+    on_edited: EditedFn | None = None,
 ) -> list[McpTool]:
     """The six kernel tools for ``shell`` (an ``InteractiveShell``), ready for ``McpServer``.
 
@@ -133,7 +138,8 @@ def kernel_tools(
     ``notebook`` reads the cells from the frontend bridge of ``shell``'s kernel, or else from
     the saved file ``notebook_path()`` names; ``asking_cell()`` is the running cell's id.
     ``edit_notebook`` follows ``edit_policy`` (from the session's permission mode) and marks
-    the cells it touches with ``provenance()`` (``{"conversation", "turn"}``).
+    the cells it touches with ``provenance()`` (``{"conversation", "turn", "prompt"}``), and
+    tells ``on_edited`` (the kernel's edit log, tools/edit_log.py) of each batch that landed.
 
     ``environment()`` is what the CLI is given over this process's environment (``Claude.env``):
     its secret values are redacted from every result as the view redacts them.
@@ -276,7 +282,8 @@ def kernel_tools(
             return ToolResult.text(
                 decision.message or "The edits were not approved.", is_error=True
             )
-        return redact_result(await _apply(bridge, resolved, changes), known)
+        order = tuple(cell.id for cell in read.cells)
+        return redact_result(await _apply(bridge, resolved, changes, order), known)
 
     async def review_edits(changes: tuple[CellChange, ...]) -> Decision:
         """The user's review of a batch, under the session's mode; a batch that touches a
@@ -288,12 +295,14 @@ def kernel_tools(
         return await decide(EditApproval(review), policy, approve)
 
     async def _apply(
-        bridge: Bridge, resolved: tuple[Edit, ...], changes: tuple[CellChange, ...]
+        bridge: Bridge,
+        resolved: tuple[Edit, ...],
+        changes: tuple[CellChange, ...],
+        order: tuple[str, ...],
     ) -> ToolResult:
+        marks = dict(provenance())
         try:
-            reply = await bridge.request(
-                "edit", {"edits": edit_ops(resolved), "provenance": dict(provenance())}
-            )
+            reply = await bridge.request("edit", {"edits": edit_ops(resolved), "provenance": marks})
         except BridgeError as e:
             return ToolResult.text(
                 f"Not applied: {e}. Nothing in the notebook changed.", is_error=True
@@ -305,6 +314,8 @@ def kernel_tools(
                 "read the cells again (mcp__byre__notebook) and send the batch anew.",
                 is_error=True,
             )
+        if on_edited is not None:
+            on_edited(marks, changes, order)
         return ToolResult.text(_applied_text(changes))
 
     async def _without_bridge(
