@@ -29,6 +29,7 @@ __all__ = [
     "clip_prompt",
     "marked_cells",
     "plan_undo",
+    "turn_lines",
 ]
 
 Action = Literal["insert", "replace", "delete"]
@@ -150,6 +151,26 @@ class EditLog:
             self._turns.remove(entry)
 
 
+def _first_line(text: str) -> str:
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return repr(line[:40]) if line else "(empty)"
+
+
+_VERBS = {"insert": "inserted", "replace": "changed", "delete": "deleted"}
+
+
+def turn_lines(entry: TurnEdits) -> list[str]:
+    """``%claude history``'s lines for one turn: each cell it touched, as plain text."""
+    prompt = f" {entry.prompt[:60]!r}" if entry.prompt else ""
+    lines = [f"  {entry.label}{prompt}:"]
+    for cell in entry.cells:
+        text = cell.before if cell.action == "delete" else cell.after
+        lines.append(
+            f"    {_VERBS[cell.action]} {cell.cell_type} cell {cell.cell}: {_first_line(text)}"
+        )
+    return lines
+
+
 @dataclass(frozen=True)
 class UndoPlan:
     """The batch that takes a turn back, the cells it restores (the review card shows them as
@@ -158,6 +179,8 @@ class UndoPlan:
     edits: tuple[Edit, ...]
     changes: tuple[CellChange, ...]
     refused: tuple[str, ...]
+    #: The ids of the refused cells: the turn's entry keeps them after the undo.
+    unrestored: tuple[str, ...] = ()
 
 
 def _named(cell: Cell | LoggedCell, text: str) -> str:
@@ -213,7 +236,10 @@ def plan_undo(entry: TurnEdits, cells: Sequence[Cell]) -> UndoPlan:
             )
     # Deleted cells come back before the turn's new cells go: one of those may be the cell a
     # later batch of the turn deleted a cell below.
-    return UndoPlan((*restores, *reinserts, *removes), tuple(changes), tuple(refused))
+    edits = (*restores, *reinserts, *removes)
+    restored = {change.cell for change in changes}
+    unrestored = tuple(c.cell for c in entry.cells if c.cell not in restored)
+    return UndoPlan(edits, tuple(changes), tuple(refused), unrestored)
 
 
 def marked_cells(cells: Sequence[Cell], conversation: str | None, turn: int | None) -> list[str]:

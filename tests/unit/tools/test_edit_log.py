@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from byre_jupyter.tools.edit_log import EditLog, marked_cells, plan_undo
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+from IPython.core.error import UsageError
+
+from byre_jupyter.app.undo import apply_undo, parse_turn, prepare_undo
+from byre_jupyter.magics.transform import transform_claude_cell
+from byre_jupyter.session.permissions import Allow, Decision, Deny
+from byre_jupyter.tools.edit_log import EditLog, marked_cells, plan_undo, turn_lines
 from byre_jupyter.tools.notebook import Cell
 from byre_jupyter.tools.notebook_edit import (
     CellChange,
@@ -13,6 +22,8 @@ from byre_jupyter.tools.notebook_edit import (
     parse_edits,
     plan_edits,
 )
+
+from .test_notebook_edit import EditingFrontend
 
 PROVENANCE = {"conversation": "conv-1", "turn": 2, "prompt": "tidy up"}
 
@@ -188,3 +199,122 @@ def test_changes_of_other_sessions_and_turns_are_kept_apart() -> None:
     assert log.find("default", None) is log.turns()[-1]
     log.forget(log.turns()[-1])
     assert log.find("default", None) is log.turns()[0]
+
+
+# -- %claude undo (app/undo.py) over a bridge whose frontend answers -------------------------
+
+
+def as_json(
+    cells_now: list[Cell], marks: dict[str, dict[str, object]] | None = None
+) -> list[dict[str, Any]]:
+    return [
+        {"id": c.id, "cell_type": c.cell_type, "source": c.source, "execution_count": None,
+         "outputs": [], "metadata": {"byre": (marks or {})[c.id]} if c.id in (marks or {}) else {}}
+        for c in cells_now
+    ]  # fmt: skip
+
+
+def logged_turn() -> tuple[EditLog, list[Cell]]:
+    log = EditLog()
+    after = turn_of(
+        log,
+        BEFORE,
+        {"insert": {"after": "a", "cell_type": "code", "source": "w = 0"}},
+        {"replace": {"cell": "b", "old": "2", "new": "20"}},
+    )
+    return log, after
+
+
+async def test_undo_reviews_one_batch_and_applies_it_without_provenance() -> None:
+    log, after = logged_turn()
+    typed = [Cell(c.id, "code", "w = 0 # mine", None) if c.id == "new1" else c for c in after]
+    frontend = EditingFrontend(as_json(typed), {"applied": ["b"]})
+    prepared = await prepare_undo(log, "default", None, frontend.bridge)
+    reviewed: list[Mapping[str, Any]] = []
+
+    async def allow(review: Mapping[str, Any]) -> Decision:
+        reviewed.append(review)
+        return Allow()
+
+    outcome = await apply_undo(log, prepared, allow)
+    assert outcome.applied, outcome.text
+    (review,) = reviewed
+    assert [(c["cell"], c["before"], c["after"]) for c in review["cells"]] == [
+        ("b", "y = 20", "y = 2")
+    ]
+    (sent,) = frontend.edits
+    assert sent == {
+        "edits": [{"replace": {"cell": "b", "old": "y = 20", "new": "y = 2", "whole": True}}],
+        "provenance": None,
+    }
+    assert "restored cells b" in outcome.text
+    assert "not restored: cell new1 ('w = 0 # mine'): changed since turn #2" in outcome.text
+    # The cell left alone stays in the log; a second undo names it again.
+    entry = log.find("default", 2)
+    assert entry is not None and [c.cell for c in entry.cells] == ["new1"]
+
+
+async def test_a_denied_or_refused_undo_changes_nothing_and_says_so() -> None:
+    log, after = logged_turn()
+    frontend = EditingFrontend(as_json(after), {"applied": []})
+    prepared = await prepare_undo(log, "default", 2, frontend.bridge)
+
+    async def deny(review: Mapping[str, Any]) -> Decision:
+        return Deny("keep it")
+
+    outcome = await apply_undo(log, prepared, deny)
+    assert not outcome.applied and "denied: keep it" in outcome.text
+    assert frontend.edits == []
+    refusing = EditingFrontend(as_json(after), {"refused": "cell b changed since the turn"})
+    prepared = await prepare_undo(log, "default", 2, refusing.bridge)
+    outcome = await apply_undo(log, prepared, lambda r: _allowed())
+    assert not outcome.applied and "cell b changed since the turn" in outcome.text
+    assert log.find("default", 2) is not None
+
+
+async def _allowed() -> Decision:
+    return Allow()
+
+
+async def test_undo_errors_are_usage_errors_before_anything_is_shown() -> None:
+    log, after = logged_turn()
+    with pytest.raises(UsageError, match="no notebook frontend with byre_jupyter's bridge"):
+        await prepare_undo(log, "default", None, None)
+    frontend = EditingFrontend(as_json(after), {"applied": []})
+    with pytest.raises(UsageError, match="turn #7 of session 'default' changed no cells"):
+        await prepare_undo(log, "default", 7, frontend.bridge)
+    with pytest.raises(UsageError, match="no turn of session 'other' changed cells"):
+        await prepare_undo(log, "other", None, frontend.bridge)
+    # A restarted kernel: no log, but the saved marks name the turn's cells.
+    marked = EditingFrontend(as_json(after, {"b": {"conversation": "c", "turn": 2}}), {})
+    with pytest.raises(UsageError, match=r"no record of turn #2's edits .*cells b carry its mark"):
+        await prepare_undo(EditLog(), "default", 2, marked.bridge)
+    # Every cell changed since: nothing to review.
+    gone = EditingFrontend(as_json([c for c in after if c.id not in ("b", "new1")]), {})
+    with pytest.raises(UsageError, match="nothing of turn #2 can be restored"):
+        await prepare_undo(log, "default", 2, gone.bridge)
+    with pytest.raises(UsageError, match="TURN must be #N or N"):
+        parse_turn("last")
+    assert parse_turn("#3") == parse_turn("3") == 3
+
+
+def test_a_claude_undo_cell_alone_becomes_an_async_cell() -> None:
+    assert transform_claude_cell(["%claude undo #2 -s x\n"]) == [
+        'await __import__("byre_jupyter.magics", fromlist=["undo"]).undo(\'#2 -s x\')\n'
+    ]
+    assert transform_claude_cell(["%claude undo"]) == [
+        'await __import__("byre_jupyter.magics", fromlist=["undo"]).undo(\'\')\n'
+    ]
+    for lines in (["%claude undo\n", "x = 1\n"], ["%claude history\n"], ["%claude undone\n"]):
+        assert transform_claude_cell(lines) == lines
+
+
+def test_history_lists_each_turn_s_cells() -> None:
+    log, _ = logged_turn()
+    entry = log.find("default", None)
+    assert entry is not None
+    assert turn_lines(entry) == [
+        "  turn #2 'tidy up':",
+        "    inserted code cell new1: 'w = 0'",
+        "    changed code cell b: 'y = 20'",
+    ]
