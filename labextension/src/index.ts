@@ -22,6 +22,7 @@ import { CodeCellWidget, findIn } from './run';
 import { RERUN_CLASS, marksIn, offerRunAgain } from './rerun';
 import { EditWatch } from './editing';
 import { MarkedCellWidget, watchProvenance } from './marks';
+import { UNDO_CLASS, offerUndo, undoMarksIn } from './undo';
 
 function viewOf(panel: NotebookPanel): NotebookView {
   return {
@@ -103,9 +104,29 @@ function watchMarks(
       void NotebookActions.run(content, panel.sessionContext); // as Shift+Enter, in place
     });
   };
+  // "Undo this turn's edits" (undo.ts): a `%claude undo` cell below the turn's, run at once.
+  const offerUndoOn = (mark: Element): void => {
+    const widget = content.widgets.find(w => w.node === mark.closest('.jp-Cell'));
+    if (!widget || widget.model.type !== 'code') {
+      return;
+    }
+    const cell = { source: widget.model.sharedModel.getSource(), node: widget.node };
+    offerUndo(mark, cell, line => {
+      const index = content.widgets.indexOf(widget);
+      if (index < 0 || !connected()) {
+        return;
+      }
+      content.activeCellIndex = index;
+      content.deselectAll();
+      NotebookActions.insertBelow(content);
+      content.activeCell?.model.sharedModel.setSource(line);
+      void NotebookActions.run(content, panel.sessionContext);
+    });
+  };
   const scan = (node: Node): void => {
     if (connected()) {
       marksIn(node).forEach(offer);
+      undoMarksIn(node).forEach(offerUndoOn);
     }
   };
   // A marked record replaces the old one's rendering: its new nodes come through here.
@@ -114,7 +135,8 @@ function watchMarks(
   }).observe(content.node, { childList: true, subtree: true });
   return {
     opened: () => scan(content.node),
-    closed: () => content.node.querySelectorAll(`.${RERUN_CLASS}`).forEach(b => b.remove())
+    closed: () =>
+      content.node.querySelectorAll(`.${RERUN_CLASS}, .${UNDO_CLASS}`).forEach(b => b.remove())
   };
 }
 
