@@ -90,7 +90,6 @@ def test_marks_follow_a_reload_and_undo_takes_the_turn_back(
         "%%claude\nUNDOONE: add a cell and change x",
         "%claude undo",
         "%%claude\nUNDOTWO: again",
-        "%claude undo",
     )
     first = cell_ids(lab)[1]
 
@@ -143,8 +142,9 @@ def test_marks_follow_a_reload_and_undo_takes_the_turn_back(
     (ARTIFACTS / f"undo-{lab.frontend}-allow-to-restored-ms.txt").write_text(f"{figure:.1f}\n")
     (ARTIFACTS / f"undo-{lab.frontend}-provenance-bytes.txt").write_text(f"{added}\n")
 
-    # 4. A second turn; the user types into the changed cell: its mark goes at once, and the
-    # undo refuses that cell, names it, keeps the typed text, and removes the new cell.
+    # 4. A second turn; the user types into the changed cell: its mark goes at once. The turn's
+    # "Undo this turn's edits" runs %claude undo #2 in a cell below it, which refuses that cell,
+    # names it, keeps the typed text, and removes the new cell.
     edit_turn(
         api,
         "UNDOTWO",
@@ -158,12 +158,20 @@ def test_marks_follow_a_reload_and_undo_takes_the_turn_back(
     typed = "x = 3  # mine now\nprint(x)"
     lab.set_source(1, typed)
     wait_for_marks(lab, {NEW_2})
-    undo_at = cell_ids(lab).index(NEW_2) + 1
-    lab.run_cell(undo_at, wait=False)
-    box = wait_for_card(lab, undo_at)
+    button = lab.output_locator(4).get_by_role("button", name="Undo this turn's edits")
+    lab.screenshot(f"undo-{lab.frontend}-button.png")
+    button.click()
+    box = wait_for_card(lab, 5)
+    assert source(lab, 5) == "%claude undo #2"
     assert "-made = 2" in box.inner_text() and "x = 3" not in box.inner_text()
     box.locator(ALLOW).click()
-    assert lab.wait_for_cell(undo_at, timeout=60)
-    out = lab.output_text(undo_at - 1)
+    out = lab.wait_for_output_text(5, "not restored", timeout=60)
     assert f"not restored: cell {first} ('x = 3  # mine now'): changed since turn #2" in out, out
-    assert NEW_2 not in cell_ids(lab) and source(lab, 1) == typed
+    lab._wait_js(
+        "([path, made]) => !window.__byre.panel(path).content.model.sharedModel.cells"
+        ".some(c => c.id === made)",
+        [lab._need_path(), NEW_2],
+        30,
+        "the new cell to go",
+    )
+    assert source(lab, 1) == typed
