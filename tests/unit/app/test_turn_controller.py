@@ -26,13 +26,13 @@ from byre_jupyter.app.turns import TurnController, TurnRequest, run_turn
 from byre_jupyter.errors import CLINotFoundError
 from byre_jupyter.protocol import control
 from byre_jupyter.session import Allow, Deny, PermissionRequest, Session, TurnResult
+from byre_jupyter.tools.edit_log import EditLog
+from byre_jupyter.tools.notebook_edit import CellChange
 from byre_jupyter.ui import TurnView, viewmodel
 from byre_jupyter.ui.approval_card import ApprovalCard
 from byre_jupyter.ui.blocks import BlockView
 from byre_jupyter.ui.format import context_meter, footer_parts
 from byre_jupyter.ui.record import static_outputs
-from byre_jupyter.tools.edit_log import EditLog
-from byre_jupyter.tools.notebook_edit import CellChange
 from byre_jupyter.ui.viewmodel import StaleMark, UndoMark
 from byre_jupyter.version import CLI_INSTALL, TESTED_CLI
 
