@@ -637,9 +637,10 @@ class ClaudeMagics(Magics):
 
     async def undo(self, line: str) -> None:
         """What a transformed ``%claude undo`` cell awaits (magics/transform.py)."""
-        words = shlex.split(line) if line.strip() else []
         try:
-            args = SUBCOMMANDS["undo"].parse_args(words)
+            args = SUBCOMMANDS["undo"].parse_args(shlex.split(line))
+        except ValueError as e:  # an unclosed quote
+            raise UsageError(f"%claude undo: {e}") from None
         except _HelpShown:
             return
         log = self.ext.approvals.edit_log
@@ -652,7 +653,7 @@ class ClaudeMagics(Magics):
             about = f" ({entry.prompt!r})" if entry.prompt else ""
             print(f"Undo {entry.label} of session {entry.session!r}{about}:")
             for why in prepared.plan.refused:
-                print(f"- not restored: {why}")
+                print(f"- left as it is: {why}")
             outcome = await apply_undo(log, prepared, self._review)
         finally:
             turn.end()
