@@ -12,6 +12,7 @@ restarted since the turn (then the cells' marks say which cells it touched).
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -31,12 +32,13 @@ ReviewFn = Callable[[Mapping[str, Any]], Awaitable[Decision]]
 
 
 def parse_turn(spec: str | None) -> int | None:
-    """``#N`` or ``N`` (None: the newest turn that changed cells)."""
+    """``#N`` or ``N`` (None: the newest turn that changed cells); the parser's type, so a bad
+    one is the subcommand's UsageError with its usage line."""
     if spec is None:
         return None
     text = spec[1:] if spec.startswith("#") else spec
     if not text.isdigit():
-        raise UsageError(f"%claude undo: TURN must be #N or N (a turn number), not {spec!r}")
+        raise argparse.ArgumentTypeError(f"#N or N (a turn number), not {spec[:40]!r}")
     return int(text)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Mapping
 from typing import Any
 
@@ -293,7 +294,7 @@ async def test_undo_errors_are_usage_errors_before_anything_is_shown() -> None:
     gone = EditingFrontend(as_json([c for c in after if c.id not in ("b", "new1")]), {})
     with pytest.raises(UsageError, match="nothing of turn #2 can be restored"):
         await prepare_undo(log, "default", 2, gone.bridge)
-    with pytest.raises(UsageError, match="TURN must be #N or N"):
+    with pytest.raises(argparse.ArgumentTypeError, match="#N or N"):
         parse_turn("last")
     assert parse_turn("#3") == parse_turn("3") == 3
 
