@@ -46,6 +46,7 @@ from ..tools.claude_cells import EDIT_TOOL
 from ..tools.edit_log import turn_lines
 from ..tools.notebook_bridge import announce_turn, bridge_of
 from ..ui.approval_card import ApprovalCard
+from ..ui.edit_card import review_text
 from ..ui.format import context_meter
 from ..ui.markdown import inert_line
 from ..ui.toolinfo import allowance_lines
@@ -661,18 +662,32 @@ class ClaudeMagics(Magics):
 
     async def _review(self, tool_input: Mapping[str, Any]) -> Decision:
         """The edit review card (ui/edit_card.py through the approval card), without
-        *Always allow*: an undo is one act, not a rule."""
-        card = ApprovalCard(EDIT_TOOL, tool_input, loop=asyncio.get_running_loop())
+        *Always allow*: an undo is one act, not a rule. Closed once answered: the cell keeps
+        the plain lines that say what happened, which read without a kernel."""
+        made: list[Any] = []
+
+        def own(widget: Any) -> Any:
+            made.append(widget)
+            return widget
+
+        card = ApprovalCard(EDIT_TOOL, tool_input, loop=asyncio.get_running_loop(), own=own)
         card.always.layout.display = "none"
         card.scope.layout.display = "none"
         if card.scope_menu is not None:
             card.scope_menu.layout.display = "none"
-        display(card.widget)
+        handle = display(card.widget, display_id=True)
         try:
             return await card.decision
         except asyncio.CancelledError:
             card.reject("the cell was interrupted")
             raise
+        finally:
+            # The diff stays as text (a saved notebook has no widget state for the card).
+            shown = review_text(tool_input)
+            text = "\n\n".join(shown) if shown is not None else "The undo's edits."
+            handle.update({"text/plain": text}, raw=True)
+            for widget in made:
+                widget.close()
 
     def _cmd_checkout(self, args: argparse.Namespace) -> None:
         name = args.session
