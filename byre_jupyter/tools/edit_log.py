@@ -40,9 +40,23 @@ Action = Literal["insert", "replace", "delete"]
 PROMPT_CHARS = 200
 
 
+def _units(text: str) -> int:
+    """The length of ``text`` as the page counts it (UTF-16 code units: an emoji is two)."""
+    return len(text.encode("utf-16-le")) // 2
+
+
 def clip_prompt(prompt: str) -> str:
+    """The prompt, whitespace folded, within :data:`PROMPT_CHARS` as the page counts them."""
     text = " ".join(prompt.split())
-    return text if len(text) <= PROMPT_CHARS else text[: PROMPT_CHARS - 1] + "…"
+    if _units(text) <= PROMPT_CHARS:
+        return text
+    kept, used = [], 1  # room for the "…"
+    for char in text:
+        used += 2 if ord(char) > 0xFFFF else 1
+        if used > PROMPT_CHARS:
+            break
+        kept.append(char)
+    return "".join(kept) + "…"
 
 
 @dataclass(frozen=True)

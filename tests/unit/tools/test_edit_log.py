@@ -12,7 +12,14 @@ from IPython.core.error import UsageError
 from byre_jupyter.app.undo import apply_undo, parse_turn, prepare_undo
 from byre_jupyter.magics.transform import transform_claude_cell
 from byre_jupyter.session.permissions import Allow, Decision, Deny
-from byre_jupyter.tools.edit_log import EditLog, marked_cells, plan_undo, turn_lines
+from byre_jupyter.tools.edit_log import (
+    PROMPT_CHARS,
+    EditLog,
+    clip_prompt,
+    marked_cells,
+    plan_undo,
+    turn_lines,
+)
 from byre_jupyter.tools.notebook import Cell
 from byre_jupyter.tools.notebook_edit import (
     CellChange,
@@ -319,3 +326,14 @@ def test_history_lists_each_turn_s_cells() -> None:
         "    inserted code cell new1: 'w = 0'",
         "    changed code cell b: 'y = 20'",
     ]
+
+
+def test_the_clipped_prompt_fits_the_frontends_limit_in_its_own_units() -> None:
+    """The page counts a string's length in UTF-16 units (labextension/src/edit.ts refuses a
+    provenance whose prompt is longer than 200): a prompt of emoji clipped to 200 code points
+    was twice that there, and the page refused the whole batch."""
+    for prompt in ("📈" * 300, "a" * 150 + "😀" * 100, "x" * 500, "short 😀"):
+        clipped = clip_prompt(prompt)
+        assert len(clipped.encode("utf-16-le")) // 2 <= PROMPT_CHARS, prompt[:20]
+        assert prompt.startswith(clipped.rstrip("…")), prompt[:20]
+    assert clip_prompt("short 😀") == "short 😀"
