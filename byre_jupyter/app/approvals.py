@@ -36,7 +36,7 @@ from ..session import (
 )
 from ..tools import EditApproval, PythonApproval, PythonRunner, ToolApproval, kernel_tools
 from ..tools.claude_cells import EDIT_TOOL, asks_always
-from ..tools.edit_log import EditLog, clip_prompt
+from ..tools.edit_log import EditLog
 from ..ui.approval_card import describe_request
 from ..ui.cards import Card
 from ..ui.toolinfo import allowance_text
@@ -220,11 +220,11 @@ class Approvals:
             "conversation": (session.session_id if session is not None else None) or "",
             "turn": number if type(number) is int else None,
         }
-        # The prompt, clipped, for the mark's hover (labextension/src/marks.ts): the frontend
-        # refuses a longer one.
+        # The prompt, for the mark's hover (labextension/src/marks.ts): the edit tool redacts
+        # it, then clips it (tools/catalog.py), since it is saved into the notebook.
         prompt = getattr(getattr(owner, "request", None), "prompt", None)
         if isinstance(prompt, str) and prompt.strip():
-            found["prompt"] = clip_prompt(prompt)
+            found["prompt"] = prompt
         return found
 
     def _turn_cell(self, name: str) -> str | None:

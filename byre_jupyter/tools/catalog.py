@@ -34,6 +34,7 @@ from .describe import (
     variables_table,
     visible_names,
 )
+from .edit_log import clip_prompt
 from .notebook import (
     NOTEBOOK_DESCRIPTION,
     NOTEBOOK_SCHEMA,
@@ -301,6 +302,10 @@ def kernel_tools(
         order: tuple[str, ...],
     ) -> ToolResult:
         marks = dict(provenance())
+        if isinstance(marks.get("prompt"), str):
+            # Saved into the notebook: redacted as the cell's record is, whole (a clip first
+            # could cut a credential past its shape), then clipped to what the page takes.
+            marks["prompt"] = clip_prompt(redact_text(marks["prompt"], secrets()))
         try:
             reply = await bridge.request("edit", {"edits": edit_ops(resolved), "provenance": marks})
         except BridgeError as e:

@@ -301,6 +301,28 @@ async def test_only_a_batch_that_landed_goes_to_the_edit_log(
     assert len(logged) == 1
 
 
+async def test_the_prompt_in_the_provenance_is_redacted_like_the_record(
+    shell: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The turn's prompt is saved into each changed cell's metadata: a credential in it is
+    redacted there as in the cell's record, and the result is still within the page's 200."""
+    frontend = EditingFrontend(CELLS, {"applied": ["p1"]})
+    monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
+    prompt = f"use key {SECRET} to plot " + "x" * 300
+    tools = kernel_tools(
+        shell,
+        approve=lambda r: Allow(),
+        asking_cell=lambda: "ask",
+        provenance=lambda: {"conversation": "conv-1", "turn": 3, "prompt": prompt},
+    )
+    tool = {t.name: t for t in tools}["edit_notebook"]
+    assert not (await call(tool, INSERT)).is_error
+    (sent,) = frontend.edits
+    stored = sent["provenance"]["prompt"]
+    assert SECRET not in stored and stored.startswith("use key [redacted] to plot xx"), stored
+    assert len(stored) <= 200
+
+
 async def test_a_denied_batch_changes_nothing(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     frontend = EditingFrontend(CELLS, {"applied": []})
     monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
