@@ -90,6 +90,7 @@ def test_marks_follow_a_reload_and_undo_takes_the_turn_back(
         "%%claude\nUNDOONE: add a cell and change x",
         "%claude undo",
         "%%claude\nUNDOTWO: again",
+        "%claude history",
     )
     first = cell_ids(lab)[1]
 
@@ -155,6 +156,12 @@ def test_marks_follow_a_reload_and_undo_takes_the_turn_back(
     wait_for_card(lab, 4).locator(ALLOW).click()
     assert lab.wait_for_cell(4, timeout=90)
     wait_for_marks(lab, {first, NEW_2})
+    lab.run_cell(6, timeout=60)  # %claude history: the tree, then each turn's cells
+    history = lab.output_text(6)
+    assert "turn #2 'UNDOTWO: again':" in history, history
+    assert f"inserted code cell {NEW_2}: 'made = 2'" in history, history
+    assert f"changed code cell {first}: 'x = 3'" in history, history
+    assert "turn #1 'UNDOONE" not in history  # undone: nothing of it is left to take back
     typed = "x = 3  # mine now\nprint(x)"
     lab.set_source(1, typed)
     wait_for_marks(lab, {NEW_2})
