@@ -36,6 +36,7 @@ from ..session import (
 )
 from ..tools import EditApproval, PythonApproval, PythonRunner, ToolApproval, kernel_tools
 from ..tools.claude_cells import EDIT_TOOL, asks_always
+from ..tools.edit_log import EditLog
 from ..tools.kinds import shorten
 from ..ui.approval_card import describe_request
 from ..ui.cards import Card
@@ -101,11 +102,14 @@ class Approvals:
         sessions: Sessions,
         shell: InteractiveShell,
         runner: PythonRunner,
+        edit_log: EditLog | None = None,
     ) -> None:
         self.config = config
         self.sessions = sessions
         self.shell = shell
         self.runner = runner
+        #: Each turn's applied cell edits (``%claude history``, ``%claude undo``).
+        self.edit_log = edit_log if edit_log is not None else EditLog()
         #: "Always allow" answers, per conversation id, in the order given. They end with
         #: the conversation (``--new``, ``%claude new``, a resume of another conversation).
         self._always: dict[str, list[Allowance]] = {}
@@ -197,6 +201,7 @@ class Approvals:
                 provenance=lambda: self._provenance(name),
                 environment=lambda: self.config.env,
                 edit_outcome=functools.partial(self._edit_outcome, name),
+                on_edited=functools.partial(self.edit_log.record, name),
             )
         )
         return server
@@ -213,10 +218,16 @@ class Approvals:
         turn = session.active_turn if session is not None else None
         owner = turn.owner if turn is not None else None
         number = getattr(owner, "turn_number", None)
-        return {
+        found: dict[str, Any] = {
             "conversation": (session.session_id if session is not None else None) or "",
             "turn": number if type(number) is int else None,
         }
+        # The prompt, for the mark's hover (labextension/src/marks.ts): the edit tool redacts
+        # it, then clips it (tools/catalog.py), since it is saved into the notebook.
+        prompt = getattr(getattr(owner, "request", None), "prompt", None)
+        if isinstance(prompt, str) and prompt.strip():
+            found["prompt"] = prompt
+        return found
 
     def _turn_owner(self, name: str) -> object:
         """The owner of the turn session ``name`` runs (a cell's controller, or None)."""

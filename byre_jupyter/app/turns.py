@@ -42,8 +42,10 @@ from ..protocol import (
 )
 from ..redact import Secrets
 from ..session import Allow, Decision, Deny, PermissionRequest, Session, Turn, TurnResult
+from ..tools.edit_log import EditLog
 from ..ui import TurnView
 from ..ui.cards import Card
+from ..ui.viewmodel import UndoMark
 from .approvals import TurnOwner
 from .conversation import Conversations, TurnNode
 from .failure import BudgetExceeded, CellInterrupted, TurnFailed, notebook_error_text
@@ -140,6 +142,12 @@ class TurnHost(Protocol):
     def secrets(self) -> Secrets:
         """The exact values to redact from the turn's tool data."""
         ...
+
+
+def _edit_log(host: TurnHost) -> EditLog | None:
+    """The extension's edit log (app/approvals.py); a test's host may have none."""
+    log = getattr(host.approvals, "edit_log", None)
+    return log if isinstance(log, EditLog) else None
 
 
 class TurnController:
@@ -296,6 +304,7 @@ class TurnController:
             entry = self.ext.conversations.entry(session.name)
             if entry is not None:
                 entry.last_view = view
+            view.undo = self._undo_mark()
             self.surface.finish(extra)
         node = self.request.node
         if node is not None:
@@ -354,6 +363,14 @@ class TurnController:
         except PortableError as e:
             self.view.add_notice("info", f"Not saved for another machine (Claude.portable): {e}")
             return None
+
+    def _undo_mark(self) -> UndoMark | None:
+        """The record's undo line, when this turn changed cells (tools/edit_log.py)."""
+        log = _edit_log(self.ext)
+        number = self.turn_number
+        if log is None or number is None or log.find(self.session.name, number) is None:
+            return None
+        return UndoMark(self.session.name, number)
 
     def _newest_record_only(self) -> None:
         """Only the newest turn of a session name keeps its portable record: each one holds

@@ -29,6 +29,7 @@ __all__ = [
     "ClaudeExtension",
     "cell",
     "load_ipython_extension",
+    "undo",
     "unload_ipython_extension",
 ]
 
@@ -75,6 +76,13 @@ async def cell(line: str, body: str) -> None:
     _wake_loop_on_signals()
     await _MAGICS.run(line, body)
     return None
+
+
+async def undo(line: str) -> None:
+    """What a transformed ``%claude undo`` cell awaits."""
+    if _MAGICS is None:
+        raise UsageError("byre_jupyter is not loaded: run %load_ext byre_jupyter")
+    await _MAGICS.undo(line)
 
 
 _WAKEUP_SET = False

@@ -12,7 +12,7 @@ import html
 import os
 import shlex
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -30,6 +30,7 @@ from ..app.picker import CliConversation, Origin
 from ..app.policy import read_policy
 from ..app.portable import PortableError
 from ..app.turns import TurnRequest, run_turn
+from ..app.undo import apply_undo, parse_turn, prepare_undo
 from ..errors import ByreError
 from ..protocol import (
     EFFORT_LEVELS,
@@ -40,7 +41,12 @@ from ..protocol import (
     parse_context_usage,
 )
 from ..session.accounting import format_cost, short_tokens
+from ..session.permissions import Decision
+from ..tools.claude_cells import EDIT_TOOL
+from ..tools.edit_log import turn_lines
 from ..tools.notebook_bridge import announce_turn, bridge_of
+from ..ui.approval_card import ApprovalCard
+from ..ui.edit_card import review_text
 from ..ui.format import context_meter
 from ..ui.markdown import inert_line
 from ..ui.toolinfo import allowance_lines
@@ -214,6 +220,13 @@ def _subcommand_parsers() -> dict[str, _SubcommandParser]:
     name_arg(
         sub("history", "The session's turns as a tree: branches, cells, cost per turn, current.")
     )
+    p = sub("undo", "Take back a turn's cell edits: one batch you review as a diff, run alone in "
+            "its cell; a cell changed since the turn is left as it is, and named.")  # fmt: skip
+    p.add_argument(
+        "turn", nargs="?", type=parse_turn, metavar="TURN",
+        help="#N or N, the turn (default: the newest that changed cells)",
+    )  # fmt: skip
+    session_opt(p)
     p = sub("checkout", "Continue the session from an earlier turn.")
     p.add_argument("turn", metavar="TURN", help="#N (a turn), [N] (the cell In [N]), a cell id, "
                    "or start")  # fmt: skip
@@ -327,7 +340,7 @@ class ClaudeMagics(Magics):
     @line_magic("claude")  # type: ignore[arg-type]
     def claude_line(self, line: str) -> Any:
         """%claude SUBCOMMAND [ARGS]: sessions, model, new, stop, close, conversations, resume,
-        usage, commands, context, transcript, permissions, history, checkout, doctor, help
+        usage, commands, context, transcript, permissions, history, undo, checkout, doctor, help
         (``%claude SUB --help``)."""
         try:
             words = shlex.split(line)
@@ -363,6 +376,7 @@ class ClaudeMagics(Magics):
             "transcript": self._cmd_transcript,
             "permissions": self._cmd_permissions,
             "history": self._cmd_history,
+            "undo": self._cmd_undo,
             "checkout": self._cmd_checkout,
             "doctor": self._cmd_doctor,
             "help": self._cmd_help,
@@ -611,6 +625,70 @@ class ClaudeMagics(Magics):
         if tree is None or not tree.turns:
             raise UsageError(f"no turn yet in session {args.name!r}")
         display(render_history(args.name, tree), raw=True)
+        edited = self.ext.approvals.edit_log.turns(args.name)
+        if edited:
+            lines = [line for entry in edited for line in turn_lines(entry)]
+            print("Cells each turn changed (%claude undo #N takes one back):", *lines, sep="\n")
+
+    def _cmd_undo(self, args: argparse.Namespace) -> None:
+        # Reached only when the transformer did not make the cell an async one (the line is
+        # not alone in its cell, or run_line_magic): the review must await a click.
+        raise UsageError(
+            "%claude undo runs alone in a cell of its own (it waits for your review there)"
+        )
+
+    async def undo(self, line: str) -> None:
+        """What a transformed ``%claude undo`` cell awaits (magics/transform.py)."""
+        try:
+            args = SUBCOMMANDS["undo"].parse_args(shlex.split(line))
+        except ValueError as e:  # an unclosed quote
+            raise UsageError(f"%claude undo: {e}") from None
+        except _HelpShown:
+            return
+        log = self.ext.approvals.edit_log
+        # Told first, in the cell's own run: the frontend takes the edit only inside a turn
+        # of a %claude undo cell the user ran (labextension/src/gate.ts).
+        turn = announce_turn(self.ext.shell, self.ext.cell_id())
+        try:
+            prepared = await prepare_undo(log, args.session, args.turn, bridge_of(self.ext.shell))
+            entry = prepared.entry
+            about = f" ({entry.prompt!r})" if entry.prompt else ""
+            print(f"Undo {entry.label} of session {entry.session!r}{about}:")
+            for why in prepared.plan.refused:
+                print(f"- left as it is: {why}")
+            outcome = await apply_undo(log, prepared, self._review)
+        finally:
+            turn.end()
+        print(outcome.text)
+
+    async def _review(self, tool_input: Mapping[str, Any]) -> Decision:
+        """The edit review card (ui/edit_card.py through the approval card), without
+        *Always allow*: an undo is one act, not a rule. Closed once answered: the cell keeps
+        the plain lines that say what happened, which read without a kernel."""
+        made: list[Any] = []
+
+        def own(widget: Any) -> Any:
+            made.append(widget)
+            return widget
+
+        card = ApprovalCard(EDIT_TOOL, tool_input, loop=asyncio.get_running_loop(), own=own)
+        card.always.layout.display = "none"
+        card.scope.layout.display = "none"
+        if card.scope_menu is not None:
+            card.scope_menu.layout.display = "none"
+        handle = display(card.widget, display_id=True)
+        try:
+            return await card.decision
+        except asyncio.CancelledError:
+            card.reject("the cell was interrupted")
+            raise
+        finally:
+            # The diff stays as text (a saved notebook has no widget state for the card).
+            shown = review_text(tool_input)
+            text = "\n\n".join(shown) if shown is not None else "The undo's edits."
+            handle.update({"text/plain": text}, raw=True)
+            for widget in made:
+                widget.close()
 
     def _cmd_checkout(self, args: argparse.Namespace) -> None:
         name = args.session

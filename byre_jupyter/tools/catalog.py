@@ -34,6 +34,7 @@ from .describe import (
     variables_table,
     visible_names,
 )
+from .edit_log import clip_prompt
 from .notebook import (
     NOTEBOOK_DESCRIPTION,
     NOTEBOOK_SCHEMA,
@@ -114,6 +115,10 @@ NESTED_TURN = (
     "%claude or an alias of it): a turn inside this turn. Nothing was run."
 )
 
+#: Told of each approved ``edit_notebook`` batch that landed: its provenance, its changes and
+#: the notebook's cell ids before it (tools/edit_log.py, ``EditLog.record``).
+EditedFn = Callable[[Mapping[str, Any], tuple[CellChange, ...], tuple[str, ...]], None]
+
 _READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False}
 
 
@@ -132,6 +137,7 @@ def kernel_tools(
     provenance: Callable[[], Mapping[str, Any]] = dict,
     environment: Callable[[], Mapping[str, str]] = dict,
     edit_outcome: EditOutcome | None = None,
+    on_edited: EditedFn | None = None,
 ) -> list[McpTool]:
     """The six kernel tools for ``shell`` (an ``InteractiveShell``), ready for ``McpServer``.
 
@@ -141,7 +147,8 @@ def kernel_tools(
     ``notebook`` reads the cells from the frontend bridge of ``shell``'s kernel, or else from
     the saved file ``notebook_path()`` names; ``asking_cell()`` is the running cell's id.
     ``edit_notebook`` follows ``edit_policy`` (from the session's permission mode) and marks
-    the cells it touches with ``provenance()`` (``{"conversation", "turn"}``).
+    the cells it touches with ``provenance()`` (``{"conversation", "turn", "prompt"}``), and
+    tells ``on_edited`` (the kernel's edit log, tools/edit_log.py) of each batch that landed.
 
     ``environment()`` is what the CLI is given over this process's environment (``Claude.env``):
     its secret values are redacted from every result as the view redacts them.
@@ -289,7 +296,8 @@ def kernel_tools(
             return ToolResult.text(
                 decision.message or "The edits were not approved.", is_error=True
             )
-        result, problem = await _apply(bridge, resolved, changes)
+        order = tuple(cell.id for cell in read.cells)
+        result, problem = await _apply(bridge, resolved, changes, order)
         if edit_outcome is not None and decision.approved_by != "policy":
             edit_outcome(review, decision, problem)
         return redact_result(result, known)
@@ -303,13 +311,19 @@ def kernel_tools(
         return await decide(EditApproval(review), policy, approve)
 
     async def _apply(
-        bridge: Bridge, resolved: tuple[Edit, ...], changes: tuple[CellChange, ...]
+        bridge: Bridge,
+        resolved: tuple[Edit, ...],
+        changes: tuple[CellChange, ...],
+        order: tuple[str, ...],
     ) -> tuple[ToolResult, str | None]:
         """The tool's result, and why the batch did not apply (None: it did)."""
+        marks = dict(provenance())
+        if isinstance(marks.get("prompt"), str):
+            # Saved into the notebook: redacted as the cell's record is, whole (a clip first
+            # could cut a credential past its shape), then clipped to what the page takes.
+            marks["prompt"] = clip_prompt(redact_text(marks["prompt"], secrets()))
         try:
-            reply = await bridge.request(
-                "edit", {"edits": edit_ops(resolved), "provenance": dict(provenance())}
-            )
+            reply = await bridge.request("edit", {"edits": edit_ops(resolved), "provenance": marks})
         except BridgeError as e:
             not_applied = ToolResult.text(
                 f"Not applied: {e}. Nothing in the notebook changed.", is_error=True
@@ -323,6 +337,8 @@ def kernel_tools(
                 is_error=True,
             )
             return not_applied, f"the notebook refused it: {refused}"
+        if on_edited is not None:
+            on_edited(marks, changes, order)
         return ToolResult.text(_applied_text(changes)), None
 
     async def _without_bridge(

@@ -79,6 +79,8 @@ class Cell:
     source: str
     execution_count: int | None
     outputs: tuple[Mapping[str, Any], ...] = ()
+    #: Its ``metadata.byre`` (the turn that last changed it, docs/bridge.md), untrusted.
+    byre: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,8 @@ def _cells(raw: object) -> tuple[Cell, ...]:
             continue
         count = item.get("execution_count")
         outputs = item.get("outputs")
+        metadata = item.get("metadata")
+        byre = metadata.get("byre") if isinstance(metadata, Mapping) else None
         cells.append(
             Cell(
                 id=_text(item.get("id")),
@@ -118,6 +122,7 @@ def _cells(raw: object) -> tuple[Cell, ...]:
                 outputs=tuple(o for o in outputs if isinstance(o, Mapping))
                 if isinstance(outputs, list)
                 else (),
+                byre=byre if isinstance(byre, Mapping) else None,
             )
         )
     return tuple(cells)

@@ -117,6 +117,9 @@ class Replace:
     cell: str
     old: str
     new: str
+    #: ``old`` is the cell's whole text (an undo's restore, tools/edit_log.py): the frontend
+    #: refuses it when the cell holds anything else, not only when ``old`` is not found once.
+    whole: bool = False
 
 
 @dataclass(frozen=True)
@@ -349,7 +352,10 @@ def edit_ops(edits: Sequence[Edit]) -> list[dict[str, Any]]:
                 }
             )
         elif isinstance(edit, Replace):
-            ops.append({"replace": {"cell": edit.cell, "old": edit.old, "new": edit.new}})
+            op: dict[str, Any] = {"cell": edit.cell, "old": edit.old, "new": edit.new}
+            if edit.whole:
+                op["whole"] = True
+            ops.append({"replace": op})
         else:
             ops.append({"delete": {"cell": edit.cell}})
     return ops

@@ -65,6 +65,7 @@ from byre_jupyter.ui.viewmodel import (
     ThinkingView,
     ToolCardView,
     TurnView,
+    UndoMark,
 )
 
 __all__ = [
@@ -285,6 +286,35 @@ def _stale_html(mark: StaleMark | None, record: str) -> str:
         f'<div class="{STALE_CLASS}" role="note"{rerun} style="{_STALE_STYLE}">'
         f"{escape_text(stale_text(mark))}</div>"
         f'<div class="byre-stale-answer" style="{_STALE_DIM}">{record}</div>'
+    )
+
+
+# --- the undo line --------------------------------------------------------------------------
+
+#: The class of the line under a turn that changed cells; the frontend bridge adds its *Undo
+#: this turn's edits* button to it (``data-byre-undo``, ``data-byre-session``, docs/bridge.md).
+UNDO_CLASS = "byre-undo"
+_UNDO_STYLE = "color:var(--jp-ui-font-color2,#616161);font-size:0.9em;margin:0.2em 0"
+
+
+def undo_text(mark: UndoMark) -> str:
+    """The line in user terms, with the command that works without the bridge's button."""
+    session = "" if mark.session == "default" else f" -s {mark.session}"
+    return (
+        f"This turn changed notebook cells: %claude undo #{mark.turn}{session}, alone in a "
+        "cell, takes its edits back."
+    )
+
+
+def _undo_html(mark: UndoMark | None) -> str:
+    """Built from escaped parts outside nh3, like the stale mark: model HTML never carries a
+    ``data-`` attribute, so the button's target is always the kernel's."""
+    if mark is None:
+        return ""
+    return (
+        f'<div class="{UNDO_CLASS}" role="note" data-byre-undo="{mark.turn}" '
+        f'data-byre-session="{escape_text(mark.session)}" style="{_UNDO_STYLE}">'
+        f"{escape_text(undo_text(mark))}</div>"
     )
 
 
@@ -573,12 +603,17 @@ def static_outputs(
     """
     mark = view.stale
     above = stale_text(mark) if mark is not None else None
+    below = undo_text(view.undo) if view.undo is not None else None
     first: Output = (
         {
             # A stale answer: the mark first in every type, so nbconvert and GitHub show it too.
-            "text/markdown": (f"*{inert_line(above)}*\n\n" if above else "") + turn_markdown(view),
-            "text/html": _stale_html(mark, turn_html(view)),
-            "text/plain": (f"{above}\n\n" if above else "") + terminal_text(view),
+            "text/markdown": (f"*{inert_line(above)}*\n\n" if above else "")
+            + turn_markdown(view)
+            + (f"\n\n*{inert_line(below)}*" if below else ""),
+            "text/html": _stale_html(mark, turn_html(view)) + _undo_html(view.undo),
+            "text/plain": (f"{above}\n\n" if above else "")
+            + terminal_text(view)
+            + (f"\n\n{below}" if below else ""),
         },
         _metadata(view, extra or {}),
     )

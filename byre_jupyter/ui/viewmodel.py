@@ -91,11 +91,22 @@ __all__ = [
     "ThinkingView",
     "ToolCardView",
     "TurnView",
+    "UndoMark",
     "sniff_image_type",
     "summarize_tool_input",
     "tool_diff",
     "tool_label",
 ]
+
+
+@dataclass(frozen=True)
+class UndoMark:
+    """A turn that changed notebook cells (tools/edit_log.py): its record says how to take the
+    edits back (``%claude undo #TURN -s SESSION``), and the frontend bridge adds an *Undo this
+    turn's edits* button that runs that line in a cell below (docs/bridge.md, "Undo")."""
+
+    session: str
+    turn: int
 
 
 @dataclass(frozen=True)
@@ -190,6 +201,8 @@ class TurnView:
         self.session_name = session_name
         #: Set while this answer is stale: its record shows the mark (``ui/record.py``).
         self.stale: StaleMark | None = None
+        #: Set when the turn changed cells: its record offers to take them back.
+        self.undo: UndoMark | None = None
         self._secrets = secrets or Secrets.of_process
         self.image_budget = image_budget
         self.prompt = prompt

@@ -13,7 +13,7 @@ import type { Json, JsonObject, Reply } from './protocol';
 
 export type EditOp =
   | { kind: 'insert'; after: string; cellType: 'code' | 'markdown'; source: string; id: string }
-  | { kind: 'replace'; cell: string; old: string; new: string }
+  | { kind: 'replace'; cell: string; old: string; new: string; whole?: true }
   | { kind: 'delete'; cell: string };
 
 export interface EditRequest {
@@ -21,15 +21,18 @@ export interface EditRequest {
   id: string;
   method: 'edit';
   edits: EditOp[];
-  /** `metadata.byre` of every cell the batch touches: `{conversation, turn}`. */
-  provenance: Provenance;
+  /** `metadata.byre` of every cell the batch touches: `{conversation, turn, prompt?}`; null
+   * for an undo, whose restored cells carry none (the cells are again as no turn made them). */
+  provenance: Provenance | null;
 }
 
-/** Which turn of which conversation made an edit: exactly these two fields, as the kernel
- * writes them (app/approvals.py), since they are saved into the notebook. */
+/** Which turn of which conversation made an edit, and the turn's prompt (clipped, for the
+ * mark's hover): exactly these fields, as the kernel writes them (app/approvals.py), since they
+ * are saved into the notebook. */
 export interface Provenance extends JsonObject {
   conversation: string;
   turn: number | null;
+  // and `prompt`, a string of at most MAX_PROMPT characters, when the kernel knew it
 }
 
 /** What applying needs of the notebook model (index.ts implements it over Lab's model). */
@@ -38,8 +41,8 @@ export interface EditableNotebook {
   source(id: string): string;
   insert(index: number, cell: JsonObject): void;
   /** Replace `[start, end)` of the cell's source, as typing would (Lab's undo sees it), and
-   * set its provenance, in one step of the cell's undo. */
-  splice(id: string, start: number, end: number, text: string, provenance: JsonObject): void;
+   * set its provenance (null: remove it), in one step of the cell's undo. */
+  splice(id: string, start: number, end: number, text: string, provenance: JsonObject | null): void;
   remove(id: string): void;
 }
 
@@ -47,23 +50,35 @@ export interface EditableNotebook {
 const CONVERSATION = /^[A-Za-z0-9-]{0,64}$/;
 /** More turns than any conversation has: the number is a counter, not a payload. */
 const MAX_TURN = 1_000_000;
+/** The kernel clips the prompt it stores to this many characters (app/approvals.py). */
+export const MAX_PROMPT = 200;
+const FIELDS = new Set(['conversation', 'turn', 'prompt']);
 
-/** The provenance of an edit request, or null when it is not of that exact shape. */
+/** The provenance of an edit request (or of a cell's `metadata.byre`, marks.ts), or null when
+ * it is not of that exact shape. */
 export function parseProvenance(value: unknown): Provenance | null {
-  if (!isObject(value) || Object.keys(value).some(k => k !== 'conversation' && k !== 'turn')) {
+  if (!isObject(value) || Object.keys(value).some(k => !FIELDS.has(k))) {
     return null;
   }
-  const { conversation, turn } = value;
+  const { conversation, turn, prompt } = value;
   if (typeof conversation !== 'string' || !CONVERSATION.test(conversation)) {
     return null;
   }
-  if (turn === null || turn === undefined) {
-    return { conversation, turn: null };
-  }
-  if (typeof turn !== 'number' || !Number.isInteger(turn) || turn < 0 || turn > MAX_TURN) {
+  if (prompt !== undefined && (typeof prompt !== 'string' || prompt.length > MAX_PROMPT)) {
     return null;
   }
-  return { conversation, turn };
+  let parsed: Provenance;
+  if (turn === null || turn === undefined) {
+    parsed = { conversation, turn: null };
+  } else if (typeof turn !== 'number' || !Number.isInteger(turn) || turn < 0 || turn > MAX_TURN) {
+    return null;
+  } else {
+    parsed = { conversation, turn };
+  }
+  if (typeof prompt === 'string') {
+    parsed.prompt = prompt;
+  }
+  return parsed;
 }
 
 function parseOp(item: unknown): EditOp | null {
@@ -84,8 +99,16 @@ function parseOp(item: unknown): EditOp | null {
     return { kind: 'insert', after, cellType, source, id };
   }
   if (isObject(replace)) {
-    const { cell, old, new: text } = replace;
-    if (!isCellId(cell) || typeof old !== 'string' || typeof text !== 'string' || !old) {
+    // `whole`: an undo's restore, whose `old` is the cell's whole text as the turn left it
+    // (it may be empty); anything else around it means someone changed the cell since.
+    const { cell, old, new: text, whole } = replace;
+    if (!isCellId(cell) || typeof old !== 'string' || typeof text !== 'string') {
+      return null;
+    }
+    if (whole === true) {
+      return { kind: 'replace', cell, old, new: text, whole };
+    }
+    if (whole !== undefined || !old) {
       return null;
     }
     return { kind: 'replace', cell, old, new: text };
@@ -113,8 +136,10 @@ export function parseEdit(data: unknown): EditRequest | null {
     }
     edits.push(op);
   }
-  const provenance = parseProvenance(data.params.provenance);
-  if (provenance === null) {
+  // null only as itself: an undo (kernel: tools/edit_log.py); anything else must parse.
+  const raw = data.params.provenance;
+  const provenance = raw === null ? null : parseProvenance(raw);
+  if (provenance === null && raw !== null) {
     return null;
   }
   return { type: 'request', id: data.id, method: 'edit', edits, provenance };
@@ -151,12 +176,15 @@ export function refusal(edits: EditOp[], notebook: EditableNotebook): string | n
       if (source === undefined) {
         return `cell ${op.cell} is no longer in the notebook`;
       }
-      const found = count(source, op.old);
+      if (op.whole && source !== op.old) {
+        return `cell ${op.cell} changed since the turn you undo: its text is not what the turn left`;
+      }
+      const found = op.whole ? 1 : count(source, op.old);
       if (found !== 1) {
         const times = found === 0 ? 'no longer occurs' : `now occurs ${found} times`;
         return `cell ${op.cell} changed since you read it: ${quoted(op.old)} ${times} in it`;
       }
-      sources.set(op.cell, source.replace(op.old, () => op.new));
+      sources.set(op.cell, op.whole ? op.new : source.replace(op.old, () => op.new));
     } else {
       if (!sources.has(op.cell)) {
         return `cell ${op.cell} is no longer in the notebook`;
@@ -182,12 +210,14 @@ export function applyEdits(request: EditRequest, notebook: EditableNotebook): Re
           id: op.id,
           cell_type: op.cellType,
           source: op.source,
-          metadata: { byre: request.provenance }
+          metadata: request.provenance === null ? {} : { byre: request.provenance }
         });
         touched.push(op.id);
       } else if (op.kind === 'replace') {
-        const start = notebook.source(op.cell).indexOf(op.old);
-        notebook.splice(op.cell, start, start + op.old.length, op.new, request.provenance);
+        const source = notebook.source(op.cell);
+        const start = op.whole ? 0 : source.indexOf(op.old);
+        const end = op.whole ? source.length : start + op.old.length;
+        notebook.splice(op.cell, start, end, op.new, request.provenance);
         touched.push(op.cell);
       } else {
         notebook.remove(op.cell);

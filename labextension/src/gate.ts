@@ -10,7 +10,8 @@
  *   bridge comm is open for this notebook: a later one never replaces a live one (byre_jupyter
  *   closes stray comms of its target when it loads, tools/notebook_bridge.py);
  * - the kernel announces each `%%claude` turn (`turn.begin`, `turn.end`), and a turn opens only
- *   for a `%%claude` cell the user ran here and that has not finished without one;
+ *   for a `%%claude` cell the user ran here and that has not finished without one (or a
+ *   `%claude undo` cell: its one edit is the undo the user reviews in it);
  * - edits and runs in place are refused outside an open turn, and the turn's own cell is not
  *   deleted; ids, provenance and outputs are checked by their parsers (edit.ts, run.ts).
  *
@@ -18,7 +19,7 @@
  *
  * No JupyterLab import: index.ts feeds it Lab's signals, so it is unit-tested in Node.
  */
-import { isClaudeSource } from './claudecell';
+import { isClaudeSource, isUndoSource } from './claudecell';
 import { EditableNotebook, applyEdits, parseEdit } from './edit';
 import {
   JsonObject,
@@ -77,7 +78,7 @@ export class TurnGate {
 
   /** Lab scheduled cell `id` to run (the user's Shift+Enter, Run all, a button of ours). */
   scheduled(id: string, source: string): void {
-    if (isClaudeSource(source)) {
+    if (isClaudeSource(source) || isUndoSource(source)) {
       this.ran.add(id);
     }
   }

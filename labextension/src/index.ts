@@ -23,6 +23,8 @@ import { CodeCellWidget, findIn, runCellOf } from './run';
 import { RestoreTarget, Restorer, isRestore } from './restore';
 import { RERUN_CLASS, marksIn, offerRunAgain } from './rerun';
 import { EditWatch } from './editing';
+import { MarkedCellWidget, watchProvenance } from './marks';
+import { UNDO_CLASS, offerUndo, undoMarksIn } from './undo';
 
 function viewOf(panel: NotebookPanel): NotebookView {
   return {
@@ -68,7 +70,11 @@ function editableOf(panel: NotebookPanel): EditableNotebook {
       const target = cell(id);
       target.transact(() => {
         target.updateSource(start, end, text);
-        target.setMetadata('byre', provenance);
+        if (provenance === null) {
+          target.deleteMetadata('byre'); // an undo: the cell is again as no turn made it
+        } else {
+          target.setMetadata('byre', provenance);
+        }
       });
     },
     remove: id => {
@@ -100,9 +106,29 @@ function watchMarks(
       void NotebookActions.run(content, panel.sessionContext); // as Shift+Enter, in place
     });
   };
+  // "Undo this turn's edits" (undo.ts): a `%claude undo` cell below the turn's, run at once.
+  const offerUndoOn = (mark: Element): void => {
+    const widget = content.widgets.find(w => w.node === mark.closest('.jp-Cell'));
+    if (!widget || widget.model.type !== 'code') {
+      return;
+    }
+    const cell = { source: widget.model.sharedModel.getSource(), node: widget.node };
+    offerUndo(mark, cell, line => {
+      const index = content.widgets.indexOf(widget);
+      if (index < 0 || !connected()) {
+        return;
+      }
+      content.activeCellIndex = index;
+      content.deselectAll();
+      NotebookActions.insertBelow(content);
+      content.activeCell?.model.sharedModel.setSource(line);
+      void NotebookActions.run(content, panel.sessionContext);
+    });
+  };
   const scan = (node: Node): void => {
     if (connected()) {
       marksIn(node).forEach(offer);
+      undoMarksIn(node).forEach(offerUndoOn);
     }
   };
   // A marked record replaces the old one's rendering: its new nodes come through here.
@@ -111,7 +137,8 @@ function watchMarks(
   }).observe(content.node, { childList: true, subtree: true });
   return {
     opened: () => scan(content.node),
-    closed: () => content.node.querySelectorAll(`.${RERUN_CLASS}`).forEach(b => b.remove())
+    closed: () =>
+      content.node.querySelectorAll(`.${RERUN_CLASS}, .${UNDO_CLASS}`).forEach(b => b.remove())
   };
 }
 
@@ -136,9 +163,18 @@ function watchEdits(panel: NotebookPanel, watch: EditWatch, gate: TurnGate): voi
       });
     }
   };
+  // Provenance marks (marks.ts): after Lab made the widgets of the cells that changed.
+  const marks = watchProvenance(
+    document,
+    () => panel.content.widgets as unknown as readonly MarkedCellWidget[]
+  );
   panel.context.ready.then(() => {
     follow();
-    panel.content.model?.cells.changed.connect(follow);
+    marks();
+    panel.content.model?.cells.changed.connect(() => {
+      follow();
+      requestAnimationFrame(marks);
+    });
   }).catch(() => undefined); // a notebook that failed to load has no cells to watch
   type Ran = { notebook: unknown; cell: { model: { id: string; sharedModel: Source } } };
   type Source = { getSource(): string };

@@ -126,3 +126,56 @@ test('a failure while applying is a failed reply, never a throw', () => {
     error: 'Error: read-only notebook'
   });
 });
+
+test("the turn's prompt rides in the provenance, clipped by the kernel; longer is refused", () => {
+  const withProvenance = (provenance: unknown) => ({
+    type: 'request',
+    id: '9',
+    method: 'edit',
+    params: { edits: [{ delete: { cell: 'a' } }], provenance }
+  });
+  const prompt = 'make <b>it</b> faster'; // text: marks.ts sets it as a title, never HTML
+  assert.deepEqual(parseEdit(withProvenance({ conversation: 'c-1', turn: 2, prompt }))?.provenance, {
+    conversation: 'c-1',
+    turn: 2,
+    prompt
+  });
+  for (const bad of ['x'.repeat(201), 7, null, ['a']]) {
+    assert.equal(parseEdit(withProvenance({ conversation: 'c-1', turn: 2, prompt: bad })), null);
+  }
+});
+
+test('an undo: no provenance (the byre mark goes), a whole-text replace refused if typed in', () => {
+  const nb = notebook([
+    { id: 'a', source: 'x = 2', metadata: { byre: PROVENANCE, tags: ['t'] } },
+    { id: 'b', source: 'y = 1', metadata: { byre: PROVENANCE } }
+  ]);
+  const undo = (edits: unknown[]) => ({
+    type: 'request',
+    id: '9',
+    method: 'edit',
+    params: { edits, provenance: null }
+  });
+  const restore = parseEdit(
+    undo([
+      { replace: { cell: 'a', old: 'x = 2', new: 'x = 1', whole: true } },
+      { delete: { cell: 'b' } },
+      { insert: { after: 'a', cell_type: 'code', source: 'gone = 1', id: 'g' } }
+    ])
+  );
+  assert.ok(restore);
+  assert.equal(restore.provenance, null);
+  assert.deepEqual(applyEdits(restore, nb).ok, true);
+  assert.deepEqual(nb.cells, [
+    { id: 'a', source: 'x = 1', metadata: { tags: ['t'] } },
+    { id: 'g', source: 'gone = 1', cell_type: 'code', metadata: {} }
+  ]);
+  // The user typed around the turn's text: `old` still occurs once, but it is not the whole.
+  const typed = notebook([{ id: 'a', source: '# mine\nx = 2', metadata: {} }]);
+  const again = parseEdit(undo([{ replace: { cell: 'a', old: 'x = 2', new: 'x = 1', whole: true } }]));
+  assert.ok(again);
+  const reply = applyEdits(again, typed);
+  assert.match(String(reply.ok ? reply.result.refused : ''), /cell a changed since the turn/);
+  assert.equal(typed.source('a'), '# mine\nx = 2');
+  assert.equal(parseEdit(undo([{ replace: { cell: 'a', old: 'x', new: 'y', whole: 'yes' } }])), null);
+});

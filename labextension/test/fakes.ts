@@ -33,7 +33,9 @@ export function notebook(cells: FakeCell[]): EditableNotebook & { cells: FakeCel
     splice: (id, start, end, text, provenance) => {
       const cell = find(id);
       cell.source = cell.source.slice(0, start) + text + cell.source.slice(end);
-      cell.metadata = { ...cell.metadata, byre: provenance };
+      const { byre: _old, ...rest } = cell.metadata;
+      void _old;
+      cell.metadata = provenance === null ? rest : { ...rest, byre: provenance };
     },
     remove: id => {
       cells.splice(cells.indexOf(find(id)), 1);

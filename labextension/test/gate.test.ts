@@ -85,6 +85,19 @@ test('a turn opens only for a %%claude cell the user ran, once per run', () => {
   assert.equal(gate.inTurn, false);
 });
 
+test('a %claude undo cell alone opens a turn (its one edit is the undo); other %claude lines do not', () => {
+  const gate = new TurnGate();
+  for (const source of ['%claude undo', '  %claude undo 3\n', '%claude undo -s other #2']) {
+    gate.scheduled(ASKING, source);
+    assert.equal(gate.begin(ASKING), true, source);
+    gate.end(ASKING);
+  }
+  for (const source of ['%claude history', '%claude undone', '%claude undo\nx = 1', 'print(1) # %claude undo']) {
+    gate.scheduled(VICTIM, source);
+    assert.equal(gate.begin(VICTIM), false, source);
+  }
+});
+
 test('a %%claude cell Run all scheduled before byre_jupyter loaded still opens its turn', () => {
   const gate = new TurnGate();
   gate.scheduled('load', '%load_ext byre_jupyter');

@@ -279,3 +279,11 @@ async def test_an_allowed_edit_says_what_became_of_it_never_approved() -> None:
     assert not (await a.ask(one, denied, EDIT_TOOL, batch)).allowed  # type: ignore[arg-type]
     a._edit_outcome("s", batch, Deny("not now"), None)
     assert denied.notices == [("permission", f"{title}: not now")]
+
+
+def test_the_provenance_carries_the_turn_s_prompt_for_the_mark() -> None:
+    """Whole: the edit tool redacts and clips it (tests/unit/tools/test_notebook_edit.py)."""
+    long = "make\n  it " + "faster " * 60
+    owner = SimpleNamespace(turn_number=4, cell_id="c", request=SimpleNamespace(prompt=long))
+    routing = Approvals(Claude(), _Sessions(_running("default", owner)), None, None)  # type: ignore[arg-type]
+    assert routing._provenance("default")["prompt"] == long

@@ -27,12 +27,14 @@ from byre_jupyter.errors import CLINotFoundError
 from byre_jupyter.protocol import SCRIPTED_MESSAGE_ID, control
 from byre_jupyter.session import Allow, Deny, PermissionRequest, Session, TurnResult
 from byre_jupyter.session.accounting import SCRIPTED_COST
+from byre_jupyter.tools.edit_log import EditLog
+from byre_jupyter.tools.notebook_edit import CellChange
 from byre_jupyter.ui import TurnView, viewmodel
 from byre_jupyter.ui.approval_card import ApprovalCard
 from byre_jupyter.ui.blocks import BlockView
 from byre_jupyter.ui.format import context_meter, footer_parts
 from byre_jupyter.ui.record import static_outputs
-from byre_jupyter.ui.viewmodel import StaleMark
+from byre_jupyter.ui.viewmodel import StaleMark, UndoMark
 from byre_jupyter.version import CLI_INSTALL, TESTED_CLI
 
 BASH = Ask("can_use_tool", {"tool_name": "Bash", "input": {"command": "ls"}})
@@ -535,6 +537,25 @@ async def test_a_branch_marks_the_answers_it_leaves_behind_in_their_records(
     # to hand the portable record on.
     assert all(m is None for p in ("a", "b2") for m, _ in surfaces[p].restated)
     assert c.restated[-1] == (None, {}) and c.view.stale is None  # C ran again: unmarked
+
+
+async def test_a_turn_that_changed_cells_offers_its_undo_in_its_record(
+    hosts: list[FakeHost],
+) -> None:
+    host = host_with(hosts, [assistant("a", uuid="ua")], [assistant("b", uuid="ub")])
+    log = host.approver.edit_log = EditLog()  # type: ignore[attr-defined]
+    change = CellChange("c1", "code", "replace", "x = 1", "x = 2")
+    log.record("default", {"conversation": "conv", "turn": 1}, [change], ["c1"])
+    for prompt in ("a", "b"):
+        controller = host.cell(prompt, prompt.upper())
+        assert await asyncio.wait_for(controller.run(), 5) is not None
+        settled = host.conversations.peek("default")
+        assert settled is not None
+        await apoll(lambda s=settled: not s.busy, 5, "the session settles its turn")
+    first, second = host.surfaces
+    assert first.view.undo == UndoMark("default", 1)
+    assert "%claude undo #1" in static_outputs(first.view)[0][0]["text/plain"]
+    assert second.view.undo is None  # turn 2 changed no cells
 
 
 async def test_an_attached_image_is_sniffed_once_where_it_is_made(

@@ -38,6 +38,8 @@ def sessions() -> dict[str, tuple[int, Any, bool]]:
         ("conversations extra", "usage: %claude conversations"),
         ("resume #1 review", "usage: %claude resume"),
         ("doctor --fix", "usage: %claude doctor"),
+        ("undo last", "usage: %claude undo"),
+        ("undo #1 #2", "usage: %claude undo"),
     ],
 )
 def test_bad_arguments_raise_the_usage_line_and_change_nothing(
@@ -146,3 +148,13 @@ def test_cell_effort_option_takes_the_clis_levels() -> None:
     assert parse_cell_args("").effort is None
     with pytest.raises(UsageError, match="xhigh"):
         parse_cell_args("-e turbo")
+
+
+def test_undo_runs_alone_in_its_cell_and_needs_the_bridge(shell: InteractiveShell) -> None:
+    """A cell that is only ``%claude undo`` is an async cell (it awaits the review); without a
+    frontend bridge it says so before showing anything. Not alone, it says where it runs."""
+    result = shell.run_cell("%claude undo #1")
+    assert isinstance(result.error_in_exec, UsageError), result.error_in_exec
+    assert "no notebook frontend with byre_jupyter's bridge" in str(result.error_in_exec)
+    with pytest.raises(UsageError, match="runs alone in a cell of its own"):
+        shell.run_line_magic("claude", "undo")

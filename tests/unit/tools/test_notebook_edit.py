@@ -227,9 +227,11 @@ def edit_tool(
     approve: Any = None,
     policy: str = "ask",
     path: str | None = None,
+    on_edited: Any = None,
 ) -> Any:
     tools = kernel_tools(
         shell,
+        on_edited=on_edited,
         approve=approve,
         notebook_path=lambda: path,
         asking_cell=lambda: "ask",
@@ -277,6 +279,48 @@ async def test_an_approved_batch_goes_to_the_bridge_with_provenance(
         "insert": {"after": "ask", "cell_type": "code", "source": "plot(x)", "id": "p1"}
     }
     assert sent["edits"][1]["replace"]["new"] == f"x = '{SECRET}'"  # the edit itself, whole
+
+
+async def test_only_a_batch_that_landed_goes_to_the_edit_log(
+    shell: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    logged: list[Any] = []
+    tool = edit_tool(shell, approve=lambda r: Allow(), on_edited=lambda *a: logged.append(a))
+    landed = EditingFrontend(CELLS, {"applied": ["p1"]})
+    monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: landed.bridge)
+    assert not (await call(tool, INSERT)).is_error
+    ((provenance, changes, order),) = logged
+    assert provenance == {"conversation": "conv-1", "turn": 3}
+    assert [(c.cell, c.action, c.after, c.below) for c in changes] == [
+        ("p1", "insert", "plot(x)", "ask")
+    ]
+    assert order == ("a", "ask", "m")
+    refused = EditingFrontend(CELLS, {"refused": "cell a changed since you read it"})
+    monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: refused.bridge)
+    assert (await call(tool, INSERT)).is_error
+    assert len(logged) == 1
+
+
+async def test_the_prompt_in_the_provenance_is_redacted_like_the_record(
+    shell: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The turn's prompt is saved into each changed cell's metadata: a credential in it is
+    redacted there as in the cell's record, and the result is still within the page's 200."""
+    frontend = EditingFrontend(CELLS, {"applied": ["p1"]})
+    monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
+    prompt = f"use key {SECRET} to plot " + "x" * 300
+    tools = kernel_tools(
+        shell,
+        approve=lambda r: Allow(),
+        asking_cell=lambda: "ask",
+        provenance=lambda: {"conversation": "conv-1", "turn": 3, "prompt": prompt},
+    )
+    tool = {t.name: t for t in tools}["edit_notebook"]
+    assert not (await call(tool, INSERT)).is_error
+    (sent,) = frontend.edits
+    stored = sent["provenance"]["prompt"]
+    assert SECRET not in stored and stored.startswith("use key [redacted] to plot xx"), stored
+    assert len(stored) <= 200
 
 
 async def test_a_denied_batch_changes_nothing(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
