@@ -55,6 +55,7 @@ from .notebook_edit import (
     parse_edits,
     plan_edits,
     review_input,
+    reviewed_sources,
 )
 from .notebook_run import RUN_CELLS_DESCRIPTION, RUN_CELLS_SCHEMA, cells_result, run_cells
 from .policy import ApproveFn, EditApproval, PythonApproval, ReadApproval, decide
@@ -292,7 +293,12 @@ def kernel_tools(
     ) -> ToolResult:
         try:
             reply = await bridge.request(
-                "edit", {"edits": edit_ops(resolved), "provenance": dict(provenance())}
+                "edit",
+                {
+                    "edits": edit_ops(resolved),
+                    "reviewed": reviewed_sources(changes),
+                    "provenance": dict(provenance()),
+                },
             )
         except BridgeError as e:
             return ToolResult.text(
