@@ -302,3 +302,32 @@ def test_without_collaboration_each_page_has_its_own_model(
     assert source(lab, 1) == "x = 1\nprint(x)"  # page B's typing never reached page A
     assert source(other_lab, 1) == "x = 1\nprint(x)" + TYPED
     screenshots(lab, other_lab, "no-rtc")
+
+
+@COLLAB
+@pytest.mark.xfail(
+    strict=False,
+    reason="the page that runs %%claude does not hold the bridge: its turn is not open on the "
+    "page that does, so every edit is refused; who holds the bridge is the bridge branch's",
+)
+def test_an_edit_asked_for_in_the_page_that_does_not_hold_the_bridge_lands(
+    lab: LabPage, other_lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str]
+) -> None:
+    """Page B opened the notebook first, so page A's comm holds the bridge; the person in page
+    B runs the ``%%claude`` cell, approves in page B, and the insert lands in both pages."""
+    open_both(lab, other_lab, claude_env, "x = 1", "%%claude\nCOLLABB: add a cell")
+    assert_rtc(lab, other_lab)
+    read_then_edit(
+        api,
+        "COLLABB",
+        {"insert": {"after": None, "cell_type": "code", "source": INSERTED, "id": NEW_ID}},
+    )
+    other_lab.run_cell(2, wait=False)
+    wait_for_card(other_lab, 2).locator(ALLOW).click()
+    assert other_lab.wait_for_cell(2, timeout=90)
+    result = tool_result_for(api, EDIT)
+    screenshots(lab, other_lab, "run-in-B")
+    assert not result["is_error"] and f"New cell ids: {NEW_ID}" in result["text"], result
+    for page in (lab, other_lab):
+        wait_until(lambda p=page: NEW_ID in cell_ids(p), 30, "the new cell in both pages")
+        assert cell_ids(page).count(NEW_ID) == 1
