@@ -1,4 +1,4 @@
-"""Two people on one notebook and one kernel (issue 29): two pages, each in a browser context of
+"""Two people on one notebook and one kernel: two pages, each in a browser context of
 its own, on one Lab server. Page ``lab`` (A) runs the ``%%claude`` cell and holds the bridge
 (it opened the notebook last, and a newer bridge comm replaces the older one: docs/bridge.md);
 page ``other_lab`` (B) is the other person.
