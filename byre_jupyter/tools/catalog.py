@@ -56,6 +56,7 @@ from .notebook_edit import (
     parse_edits,
     plan_edits,
     review_input,
+    reviewed_sources,
 )
 from .notebook_run import RUN_CELLS_DESCRIPTION, RUN_CELLS_SCHEMA, cells_result, run_cells
 from .policy import (
@@ -323,7 +324,14 @@ def kernel_tools(
             # could cut a credential past its shape), then clipped to what the page takes.
             marks["prompt"] = clip_prompt(redact_text(marks["prompt"], secrets()))
         try:
-            reply = await bridge.request("edit", {"edits": edit_ops(resolved), "provenance": marks})
+            reply = await bridge.request(
+                "edit",
+                {
+                    "edits": edit_ops(resolved),
+                    "reviewed": reviewed_sources(changes),
+                    "provenance": marks,
+                },
+            )
         except BridgeError as e:
             not_applied = ToolResult.text(
                 f"Not applied: {e}. Nothing in the notebook changed.", is_error=True

@@ -38,6 +38,7 @@ __all__ = [
     "parse_edits",
     "plan_edits",
     "review_input",
+    "reviewed_sources",
     "valid_cell_id",
 ]
 
@@ -334,6 +335,14 @@ def review_input(changes: Sequence[CellChange]) -> dict[str, Any]:
             for c in changes
         ]
     }
+
+
+def reviewed_sources(changes: Sequence[CellChange]) -> dict[str, str]:
+    """Each cell the batch replaces or deletes, with the source the review showed: the bridge
+    applies the batch only if every one of them still holds exactly that. Keystrokes that
+    leave a replace's ``old`` whole (another person's, on a shared notebook) would otherwise
+    land a cell text nobody reviewed, or be deleted with the cell."""
+    return {c.cell: c.before for c in changes if c.action != "insert"}
 
 
 def edit_ops(edits: Sequence[Edit]) -> list[dict[str, Any]]:

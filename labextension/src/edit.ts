@@ -3,10 +3,12 @@
  * kernel, applied to the notebook model on screen, kept apart from JupyterLab's APIs so that it
  * is unit-tested in plain Node.
  *
- * The kernel checked the batch against the cells it read; the user may have typed since. So
- * the whole batch is checked again here against the model as it is now, and applied only if
- * every edit still holds: a `replace` whose `old` no longer occurs exactly once is refused, and
- * nothing of the batch is applied, so the user's text is kept.
+ * The kernel checked the batch against the cells it read; the user may have typed since, or
+ * another person on the same shared notebook (real-time collaboration). So the whole batch is
+ * checked again here against the model as it is now, and applied only if every edit still
+ * holds: each cell it replaces or deletes must still hold exactly the text the review showed
+ * (`reviewed`), and a `replace`'s `old` must occur exactly once; else nothing of the batch is
+ * applied, so the other person's text is kept and never merged into an edit nobody reviewed.
  */
 import { isCellId, isObject } from './protocol';
 import type { Json, JsonObject, Reply } from './protocol';
@@ -21,6 +23,9 @@ export interface EditRequest {
   id: string;
   method: 'edit';
   edits: EditOp[];
+  /** Each cell the batch replaces or deletes, with its source as the user's review showed it
+   * (empty from a kernel before this check). */
+  reviewed: Map<string, string>;
   /** `metadata.byre` of every cell the batch touches: `{conversation, turn, prompt?}`; null
    * for an undo, whose restored cells carry none (the cells are again as no turn made them). */
   provenance: Provenance | null;
@@ -142,7 +147,29 @@ export function parseEdit(data: unknown): EditRequest | null {
   if (provenance === null && raw !== null) {
     return null;
   }
-  return { type: 'request', id: data.id, method: 'edit', edits, provenance };
+  const reviewed = parseReviewed(data.params.reviewed);
+  if (reviewed === null) {
+    return null;
+  }
+  return { type: 'request', id: data.id, method: 'edit', edits, reviewed, provenance };
+}
+
+/** `{cell id: source}`, or null when it is not of that shape; absent is empty. */
+function parseReviewed(value: unknown): Map<string, string> | null {
+  if (value === undefined) {
+    return new Map();
+  }
+  if (!isObject(value)) {
+    return null;
+  }
+  const reviewed = new Map<string, string>();
+  for (const [id, text] of Object.entries(value)) {
+    if (!isCellId(id) || typeof text !== 'string') {
+      return null;
+    }
+    reviewed.set(id, text);
+  }
+  return reviewed;
 }
 
 function quoted(text: string): string {
@@ -159,9 +186,24 @@ function count(text: string, part: string): number {
 }
 
 /** Why the batch no longer holds on the notebook as it is now, or null: it holds. */
-export function refusal(edits: EditOp[], notebook: EditableNotebook): string | null {
+export function refusal(
+  edits: EditOp[],
+  notebook: EditableNotebook,
+  reviewed: Map<string, string> = new Map()
+): string | null {
   const order = notebook.ids();
   const sources = new Map(order.map(id => [id, notebook.source(id)]));
+  // Typing that leaves `old` whole still changed the cell: applying would land a text the
+  // review never showed (and a delete would drop what was typed).
+  for (const [id, text] of reviewed) {
+    const now = sources.get(id);
+    if (now === undefined) {
+      return `cell ${id} is no longer in the notebook`;
+    }
+    if (now !== text) {
+      return `cell ${id} changed since you read it: it no longer holds the text the review showed`;
+    }
+  }
   for (const op of edits) {
     if (op.kind === 'insert') {
       if (!sources.has(op.after)) {
@@ -198,7 +240,7 @@ export function refusal(edits: EditOp[], notebook: EditableNotebook): string | n
 /** Check the batch again, then apply it in order; the reply says which, never throws. */
 export function applyEdits(request: EditRequest, notebook: EditableNotebook): Reply {
   try {
-    const refused = refusal(request.edits, notebook);
+    const refused = refusal(request.edits, notebook, request.reviewed);
     if (refused !== null) {
       return { type: 'reply', id: request.id, ok: true, result: { refused } };
     }

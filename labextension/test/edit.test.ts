@@ -179,3 +179,39 @@ test('an undo: no provenance (the byre mark goes), a whole-text replace refused 
   assert.equal(typed.source('a'), '# mine\nx = 2');
   assert.equal(parseEdit(undo([{ replace: { cell: 'a', old: 'x', new: 'y', whole: 'yes' } }])), null);
 });
+
+test('a cell typed into since the review refuses the batch though its old text is whole', () => {
+  // Another person on the shared notebook typed at the end of the cell: `old` still occurs
+  // once, but what would land is not what the review showed, and a delete would drop it.
+  const cells = [
+    { id: 'a', source: 'x = 1\nprint(x)  # typed meanwhile', metadata: {} },
+    { id: 'b', source: 'y = 2 # typed', metadata: {} }
+  ];
+  const nb = notebook(cells.map(c => ({ ...c })));
+  const withReviewed = (edits: unknown[], reviewed: unknown) => ({
+    type: 'request',
+    id: '9',
+    method: 'edit',
+    params: { edits, reviewed, provenance: PROVENANCE }
+  });
+  const replace = parseEdit(
+    withReviewed([{ replace: { cell: 'a', old: 'x = 1', new: 'x = 9' } }], { a: 'x = 1\nprint(x)' })
+  );
+  assert.ok(replace);
+  const reply = applyEdits(replace, nb);
+  assert.equal(
+    reply.ok ? reply.result.refused : null,
+    'cell a changed since you read it: it no longer holds the text the review showed'
+  );
+  const remove = parseEdit(withReviewed([{ delete: { cell: 'b' } }], { b: 'y = 2' }));
+  assert.ok(remove);
+  const removed = applyEdits(remove, nb);
+  assert.match(String(removed.ok ? removed.result.refused : ''), /cell b changed since you read it/);
+  assert.deepEqual(nb.cells, cells);
+  const same = parseEdit(withReviewed([{ delete: { cell: 'b' } }], { b: 'y = 2 # typed' }));
+  assert.ok(same);
+  assert.deepEqual(applyEdits(same, nb), { type: 'reply', id: '9', ok: true, result: { applied: ['b'] } });
+  for (const reviewed of [[], 'a', { 'bad id': 'x' }, { a: 1 }]) {
+    assert.equal(parseEdit(withReviewed([{ delete: { cell: 'a' } }], reviewed)), null, JSON.stringify(reviewed));
+  }
+});

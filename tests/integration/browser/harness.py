@@ -649,6 +649,13 @@ class LabPage:
                 raise HarnessError(f"setting kernel_env failed: {status}")
         return path
 
+    def join_notebook(self, path: str, timeout: float = 120.0) -> str:
+        """Open the file ``path`` another page opened (its kernel session is shared): a second
+        person's view of the same notebook."""
+        self._last_run.clear()
+        self._open_existing(path, timeout)
+        return path
+
     def reopen_notebook(
         self, path: str | None = None, timeout: float = 120.0, idle: bool = True
     ) -> str:

@@ -275,6 +275,9 @@ async def test_an_approved_batch_goes_to_the_bridge_with_provenance(
     assert review[1]["after"] == f"x = '{SECRET}'\nprint(x)"
     (sent,) = frontend.edits
     assert sent["provenance"] == {"conversation": "conv-1", "turn": 3}
+    # The replaced cell as the review showed it: the frontend refuses the batch if that cell
+    # holds anything else by then (another person's typing on a shared notebook).
+    assert sent["reviewed"] == {"a": "x = 1\nprint(x)"}
     assert sent["edits"][0] == {
         "insert": {"after": "ask", "cell_type": "code", "source": "plot(x)", "id": "p1"}
     }
