@@ -15,8 +15,8 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..bridge import Bridge
 from ..errors import ByreError
-from ..tools.notebook_bridge import Bridge
 from ..transport.launch import bypass_refusal, find_cli, gateway_hint
 from ..version import CLI_INSTALL, TESTED_CLI
 from .policy import ManagedPolicy, describe

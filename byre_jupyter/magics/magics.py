@@ -30,6 +30,7 @@ from ..app.picker import CliConversation, Origin
 from ..app.policy import read_policy
 from ..app.portable import PortableError
 from ..app.turns import TurnRequest, run_turn
+from ..bridge import announce_turn, bridge_of
 from ..errors import ByreError
 from ..protocol import (
     EFFORT_LEVELS,
@@ -40,7 +41,6 @@ from ..protocol import (
     parse_context_usage,
 )
 from ..session.accounting import short_tokens
-from ..tools.notebook_bridge import announce_turn, bridge_of
 from ..ui.format import context_meter
 from ..ui.markdown import inert_line
 from ..ui.toolinfo import allowance_lines

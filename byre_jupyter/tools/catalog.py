@@ -20,6 +20,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
+from ..bridge import ApplyEdits, Bridge, BridgeError, PageClosedError, bridge_of
 from ..redact import Secrets, redact_text
 from ..session.mcp import McpTool, ToolResult
 from ..session.permissions import Decision, Deny
@@ -43,7 +44,6 @@ from .notebook import (
     render_notebook,
     select,
 )
-from .notebook_bridge import Bridge, BridgeError, bridge_of
 from .notebook_edit import (
     EDIT_NOTEBOOK_DESCRIPTION,
     EDIT_NOTEBOOK_SCHEMA,
@@ -291,9 +291,9 @@ def kernel_tools(
         bridge: Bridge, resolved: tuple[Edit, ...], changes: tuple[CellChange, ...]
     ) -> ToolResult:
         try:
-            reply = await bridge.request(
-                "edit", {"edits": edit_ops(resolved), "provenance": dict(provenance())}
-            )
+            reply = await bridge.request(ApplyEdits(edit_ops(resolved), dict(provenance())))
+        except PageClosedError as e:
+            return ToolResult.text(f"Not known whether applied: {e}.", is_error=True)
         except BridgeError as e:
             return ToolResult.text(
                 f"Not applied: {e}. Nothing in the notebook changed.", is_error=True

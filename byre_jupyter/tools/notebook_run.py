@@ -21,13 +21,13 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..bridge import Bridge, BridgeError, RunBegin, RunEnd, RunOutput
 from ..redact import redact_json
 from ..session.mcp import ToolResult
 from .bounded import ToolLimits, clip, fit_budget
 from .capture import Output
 from .claude_cells import runs_claude
 from .notebook import Cell, read_notebook
-from .notebook_bridge import Bridge, BridgeError
 from .runner import PythonRun, PythonRunCancelled, PythonRunner
 
 __all__ = [
@@ -224,7 +224,7 @@ class _CellOutputs:
         self._send(output)
 
     def _send(self, output: Output) -> None:
-        self.bridge.notify("run.output", {"cell": self.cell_id, "output": output})
+        self.bridge.notify(RunOutput(self.cell_id, dict(output)))
 
 
 def _bundle(data: Mapping[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:
@@ -311,7 +311,7 @@ async def _run_each(
         count = take_count(shell, cell.source)
         counted.append(count)
         try:
-            await bridge.request("run.begin", {"cell": cell.id, "execution_count": count})
+            await bridge.request(RunBegin(cell.id, count))
         except BridgeError as e:
             return _stopped(runs, f"Cell {cell.id!r} was not run: {e}")
         outputs = _CellOutputs(bridge, cell.id, count, redact)
@@ -336,7 +336,7 @@ def _finish(bridge: Bridge, outputs: _CellOutputs, run: PythonRun) -> None:
         error["traceback"] = [outputs.redact(line) for line in error["traceback"]]
         outputs(error)
     outputs.flush()
-    bridge.notify("run.end", {"cell": outputs.cell_id, "execution_count": outputs.count})
+    bridge.notify(RunEnd(outputs.cell_id, outputs.count))
 
 
 def _stopped(runs: list[CellRun], why: str) -> list[CellRun] | str:

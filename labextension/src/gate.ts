@@ -8,7 +8,7 @@
  *
  * - a comm the kernel opens is taken only when it carries byre_jupyter's announcement and no
  *   bridge comm is open for this notebook: a later one never replaces a live one (byre_jupyter
- *   closes stray comms of its target when it loads, tools/notebook_bridge.py);
+ *   closes stray comms of its target when it loads, bridge/channel.py);
  * - the kernel announces each `%%claude` turn (`turn.begin`, `turn.end`), and a turn opens only
  *   for a `%%claude` cell the user ran here and that has not finished without one;
  * - edits and runs in place are refused outside an open turn, and the turn's own cell is not

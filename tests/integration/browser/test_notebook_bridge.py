@@ -133,8 +133,8 @@ def forge(tag, byres_own=False):
                                data={{"type": "announce", "protocol": 3}})
     comms = [forged]
     if byres_own:
-        from byre_jupyter.tools.notebook_bridge import bridge_of
-        comms.append(bridge_of(get_ipython())._comm)
+        from byre_jupyter.bridge import bridge_of
+        comms.append(bridge_of(get_ipython()).comm)
     for c in comms:
         for message in _attacks(tag):
             c.send(message)

@@ -15,8 +15,8 @@ import pytest
 from support.kernel import KernelDriver
 
 from byre_jupyter.app.doctor import IPYKERNEL_LIVE_WIDGETS
+from byre_jupyter.bridge import PROTOCOL
 from byre_jupyter.scripted import Reply, ScriptedAPI, Text, ToolUse
-from byre_jupyter.tools.notebook_bridge import PROTOCOL
 
 # The kernel is told which notebook it runs (the saved file the no-bridge path reads).
 pytestmark = [

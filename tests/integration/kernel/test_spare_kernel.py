@@ -15,8 +15,8 @@ import pytest
 from support.kernel import LOAD, KernelDriver
 from support.kernel import kernel_env as make_kernel_env
 
+from byre_jupyter.bridge import PROTOCOL, TARGET
 from byre_jupyter.scripted import Reply, ScriptedAPI, ScriptedRequest, Text
-from byre_jupyter.tools.notebook_bridge import PROTOCOL, TARGET
 
 pytestmark = [pytest.mark.kernel, pytest.mark.cli]
 
