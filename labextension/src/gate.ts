@@ -143,71 +143,104 @@ export interface Served {
   markdown: RenderMarkdown;
 }
 
-/** Handles one message of the kernel on the bridge comm; resolves to the reply to send, or
- * null. A request it cannot serve (malformed, or refused) still gets a reply, so the kernel
- * never waits in vain. Async only for Markdown's rendering: the caller handles messages one
- * after the other, in order. */
-export async function handle(data: unknown, served: Served): Promise<Reply | JsonObject | null> {
-  const { gate } = served;
-  const turn = parseTurnMessage(data);
-  if (turn !== null) {
-    if (turn.kind === 'begin') {
-      gate.begin(turn.cell);
-    } else {
-      gate.end(turn.cell);
-    }
-    return null;
-  }
-  const run = parseRunMessage(data, served.sanitize);
-  if (run !== null) {
-    if (run.kind === 'begin') {
-      if (!gate.inTurn) {
-        return refuse(run.id, NO_TURN);
-      }
-      const reply = applyRunMessage(run, served.find);
-      if (reply?.ok === true) {
-        gate.runBegan(run.cell);
-      }
-      return reply;
-    }
-    if (!gate.running(run.cell)) {
-      return null;
-    }
-    if (run.kind === 'end') {
-      gate.runEnded(run.cell);
-    } else {
-      const shown = await renderMarkdown(run.output, served.markdown, served.sanitize);
-      if (shown === null || !gate.running(run.cell)) {
-        return null;
-      }
-      return applyRunMessage({ ...run, output: shown }, served.find);
-    }
-    return applyRunMessage(run, served.find);
-  }
-  const read = parseRequest(data);
-  if (read !== null) {
-    return answer(read, served.view);
-  }
-  const edit = parseEdit(data);
-  if (edit !== null) {
-    if (!gate.inTurn) {
-      return refuse(edit.id, NO_TURN);
-    }
-    const own = edit.edits.find(op => op.kind === 'delete' && gate.isTurnCell(op.cell));
-    if (own !== undefined) {
-      return refuse(edit.id, 'the notebook page refused it: it deletes the asking %%claude cell');
-    }
-    return applyEdits(edit, served.editable);
-  }
-  if (isObject(data) && data.type === 'request' && typeof data.id === 'string') {
-    return refuse(data.id, 'the notebook page refused a request it does not accept');
+type Answer = Reply | JsonObject | null;
+/** One kernel message's handler: `data` is the whole message, not parsed yet. */
+type Handler = (data: unknown, served: Served) => Answer | Promise<Answer>;
+
+function turn(data: unknown, served: Served): Answer {
+  const message = parseTurnMessage(data);
+  if (message?.kind === 'begin') {
+    served.gate.begin(message.cell);
+  } else if (message?.kind === 'end') {
+    served.gate.end(message.cell);
   }
   return null;
 }
 
+async function run(data: unknown, served: Served): Promise<Answer> {
+  const { gate } = served;
+  const message = parseRunMessage(data, served.sanitize);
+  if (message === null) {
+    return null;
+  }
+  if (message.kind === 'begin') {
+    if (!gate.inTurn) {
+      return refuse(message.id, NO_TURN);
+    }
+    const reply = applyRunMessage(message, served.find);
+    if (reply?.ok === true) {
+      gate.runBegan(message.cell);
+    }
+    return reply;
+  }
+  if (!gate.running(message.cell)) {
+    return null;
+  }
+  if (message.kind === 'end') {
+    gate.runEnded(message.cell);
+    return applyRunMessage(message, served.find);
+  }
+  const shown = await renderMarkdown(message.output, served.markdown, served.sanitize);
+  if (shown === null || !gate.running(message.cell)) {
+    return null;
+  }
+  return applyRunMessage({ ...message, output: shown }, served.find);
+}
+
+function read(data: unknown, served: Served): Answer {
+  const request = parseRequest(data);
+  return request === null ? null : answer(request, served.view);
+}
+
+function edit(data: unknown, served: Served): Answer {
+  const { gate } = served;
+  const request = parseEdit(data);
+  if (request === null) {
+    return null;
+  }
+  if (!gate.inTurn) {
+    return refuse(request.id, NO_TURN);
+  }
+  const own = request.edits.find(op => op.kind === 'delete' && gate.isTurnCell(op.cell));
+  if (own !== undefined) {
+    return refuse(request.id, 'the notebook page refused it: it deletes the asking %%claude cell');
+  }
+  return applyEdits(request, served.editable);
+}
+
+/** What the page does with each message of the kernel, by its method: one entry for each
+ * method of messages.json (the kernel's description, byre_jupyter/bridge/messages.py; a unit
+ * test holds the keys equal to it). Each handler parses its message strictly. */
+export const HANDLERS: Readonly<Record<string, Handler>> = Object.freeze({
+  'turn.begin': turn,
+  'turn.end': turn,
+  'run.begin': run,
+  'run.output': run,
+  'run.end': run,
+  read,
+  edit
+});
+
+/** Handles one message of the kernel on the bridge comm; resolves to the reply to send, or
+ * null. A request it cannot serve (unknown, malformed, or refused) still gets a reply, so the
+ * kernel never waits in vain. Async only for Markdown's rendering: the caller handles messages
+ * one after the other, in order. */
+export async function handle(data: unknown, served: Served): Promise<Answer> {
+  const method = isObject(data) ? data.method : undefined;
+  const handler =
+    typeof method === 'string' && Object.prototype.hasOwnProperty.call(HANDLERS, method)
+      ? HANDLERS[method]
+      : undefined;
+  const reply = handler ? await handler(data, served) : null;
+  if (reply === null && isObject(data) && data.type === 'request' && typeof data.id === 'string') {
+    return refuse(data.id, 'the notebook page refused a request it does not accept');
+  }
+  return reply;
+}
+
 /** `handle` for one comm: each message after the one before, in the kernel's order (the
  * comm delivers the next one while a Markdown output still renders). */
-export function inOrder(served: Served): (data: unknown) => Promise<Reply | JsonObject | null> {
+export function inOrder(served: Served): (data: unknown) => Promise<Answer> {
   let last: Promise<unknown> = Promise.resolve();
   return data => {
     const reply = last.then(() => handle(data, served));
