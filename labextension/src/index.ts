@@ -193,12 +193,15 @@ function serve(panel: NotebookPanel, frontend: string): () => boolean {
   const live = () => comm !== null && !comm.isDisposed;
 
   /** Serve over `opened` from now on (this page opened it: a comm of ours replaces its own
-   * older one, after a restart or a kernel change). */
+   * older one, after a restart or a kernel change, and on opening, where Lab's `ready` and
+   * `kernelChanged` both connect). The older one is closed, not only dropped: the kernel keeps
+   * every page's open comm and falls back to it when the newest closes (docs/bridge.md). */
   const attach = (opened: Kernel.IComm): void => {
-    if (comm && comm !== opened && !comm.isDisposed) {
-      comm.dispose();
-    }
+    const older = comm;
     comm = opened;
+    if (older && older !== opened && !older.isDisposed) {
+      older.close();
+    }
     gate.reset();
     const receive = inOrder(served);
     opened.onMsg = msg => {
@@ -245,6 +248,21 @@ function serve(panel: NotebookPanel, frontend: string): () => boolean {
     attach(opened);
     opened.open(hello(view, frontend));
   };
+
+  // Every page showing the notebook has a comm, and the kernel serves over the newest; it
+  // learns that a page went away only from the page's comm_close (a closed tab sends nothing
+  // by itself), so the page says it as it goes: then the next page takes over
+  // (docs/bridge.md, "Which page holds the bridge").
+  const goodbye = (): void => {
+    if (comm !== null && !comm.isDisposed) {
+      comm.close();
+    }
+  };
+  window.addEventListener('pagehide', goodbye);
+  panel.disposed.connect(() => {
+    window.removeEventListener('pagehide', goodbye);
+    goodbye();
+  });
 
   let restarting = false;
   context.statusChanged.connect((_, status) => {

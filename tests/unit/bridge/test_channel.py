@@ -388,3 +388,12 @@ def test_loading_closes_the_comms_of_our_target_it_did_not_open(
     uninstall_bridge(shell)
     assert announced[0].closed
     assert notebook_bridge.bridge_of(shell) is None
+
+
+def test_doctor_says_how_many_pages_share_the_bridge() -> None:
+    first, second = two_pages()
+    check = bridge_check(first.bridge, "lab", vscode=False)
+    assert check is not None and "connected: JupyterLab (1 of 2 pages, the newest)" in check.detail
+    second.close()
+    check = bridge_check(first.bridge, "lab", vscode=False)
+    assert check is not None and "connected: JupyterLab, bridge" in check.detail
