@@ -250,7 +250,7 @@ def test_when_the_tab_holding_the_bridge_closes_the_other_reads_and_inserts(
 ) -> None:
     """Two tabs on one notebook and one kernel, each with its own bridge comm: the newer
     holds the bridge; closed, it says so (pagehide), and the older tab takes over, so a read
-    is of its screen, not of the saved file, and an approved insert lands there (issue 29)."""
+    is of its screen, not of the saved file, and an approved insert lands there."""
     open_notebook(lab, claude_env, "%claude doctor", "%%claude\nTWOTABS: read, then insert")
     second = LabPage(lab.page.context.new_page(), lab.server)
     second.goto_lab()

@@ -5,8 +5,6 @@ shows the KeyboardInterrupt, Claude is told), and the kernel goes on."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import ipykernel
 import pytest
 from support.kernel import KernelDriver
@@ -28,35 +26,10 @@ pytestmark = [
 LONG = "import time\nprint('started the long run', flush=True)\ntime.sleep(120)\nfinished = True"
 
 
-class RunningFrontend(FakeFrontend):
-    """Answers reads and run.begin as the extension does, and keeps what runs send."""
-
-    def __init__(self, kernel: KernelDriver, cells: list[dict[str, Any]]) -> None:
-        super().__init__(kernel, cells)
-        self.notified: list[dict[str, Any]] = []
-
-    def _answer(self, data: dict[str, Any]) -> None:
-        if data.get("type") == "notify":
-            self.notified.append(data)
-        elif data.get("method") == "run.begin":
-            self.requests.append(data)
-            reply = {"type": "reply", "id": data["id"], "ok": True, "result": {}}
-            self._send("comm_msg", {"comm_id": self.comm_id, "data": reply})
-        else:
-            super()._answer(data)
-
-    def outputs(self, cell: str) -> list[dict[str, Any]]:
-        return [
-            n["params"]["output"]
-            for n in self.notified
-            if n["method"] == "run.output" and n["params"]["cell"] == cell
-        ]
-
-
 def test_the_kernels_interrupt_stops_a_long_run_in_place_and_the_kernel_goes_on(
     kernel: KernelDriver, api: ScriptedAPI
 ) -> None:
-    frontend = RunningFrontend(kernel, [code("long", LONG), code("asking", "%%claude")])
+    frontend = FakeFrontend(kernel, [code("long", LONG), code("asking", "%%claude")])
     frontend.open()
     kernel.run("%config Claude.python_tool = 'allow'")
     api.on("run the long one", Reply(ToolUse("mcp__byre__run_cells", {"cells": ["long"]})))
@@ -72,12 +45,10 @@ def test_the_kernels_interrupt_stops_a_long_run_in_place_and_the_kernel_goes_on(
     kernel.wait(lambda: run.idle and run.reply is not None, timeout=60)
     error = frontend.outputs("long")[-1]
     assert error["output_type"] == "error" and error["ename"] == "KeyboardInterrupt", error
-    runs = [n["method"] for n in frontend.notified if n["method"].startswith("run.")]
+    runs = [method for method, _ in frontend.notified("run.")]
     assert runs[-1] == "run.end", runs
     # The %%claude cell's turn was announced to the page around it, ■ or not (docs/bridge.md).
-    turns = [
-        (n["method"], n["params"]) for n in frontend.notified if n["method"].startswith("turn.")
-    ]
+    turns = frontend.notified("turn.")
     assert turns == [("turn.begin", {"cell": "asking"}), ("turn.end", {"cell": "asking"})], turns
     assert "False" in kernel.run("print('finished' in dir())").texts()
     api.on("are you there", Reply(Text("still here")))

@@ -129,7 +129,7 @@ CELLS = [{"id": "a", "cell_type": "code", "source": "x = 1", "execution_count": 
 
 
 def two_pages() -> tuple[FakePage, FakePage]:
-    """Two tabs on one notebook and kernel (issue 29): each opened its own comm."""
+    """Two tabs on one notebook and kernel: each opened its own comm."""
     first = FakePage(cells=CELLS, path="n.ipynb").connect()
     second = FakePage(first.bridge, cells=CELLS, path="n.ipynb").connect()
     return first, second
