@@ -9,7 +9,8 @@ The messages are :mod:`.messages`'; this module keeps the comms and the requests
 
 Every page showing the notebook (two tabs, two users with real-time collaboration) opens its
 own comm. The kernel keeps each one that said hello and serves over the newest; when that
-page closes, the next live one takes over and is told the running turns, as a hello is. A read
+page closes, the next live one takes over (every page hears the turns as they begin and end,
+and at its hello the turns that run). A read
 in flight is asked again of it; an edit or a run in flight fails, since the closed page may
 have applied it (docs/bridge.md, "Which page holds the bridge").
 
@@ -175,13 +176,10 @@ class Bridge:
             page = next((p for p in self._pages if p.comm is comm), None)
             if page is None:
                 return
-            was_serving = page is self._serving()
             self._pages.remove(page)
-            taken_over = self._serving() if was_serving else None
             moved = [(rid, f) for rid, f in self._pending.items() if f.page is page]
-        if taken_over is not None:
-            for running in list(self._turns):
-                self._send(taken_over, TurnBegin(running).to_wire())
+        # The page that takes over (the next newest) heard the running turns already, at its
+        # hello and as they began (:meth:`_tell_all`).
         for request_id, flight in moved:
             self._move(request_id, flight)
 
@@ -249,15 +247,24 @@ class Bridge:
         self._editing = (loop, on_editing) if loop is not None and on_editing else None
 
     def turn_began(self, cell: str) -> None:
-        """The turn of ``cell`` starts: tell the frontend now, or when it says hello."""
+        """The turn of ``cell`` starts: tell the pages now, or a page when it says hello."""
         self._turns[cell] += 1
-        self.notify(TurnBegin(cell))
+        self._tell_all(TurnBegin(cell))
 
     def turn_ended(self, cell: str) -> None:
         self._turns[cell] -= 1
         if self._turns[cell] <= 0:
             del self._turns[cell]
-        self.notify(TurnEnd(cell))
+        self._tell_all(TurnEnd(cell))
+
+    def _tell_all(self, message: Notify) -> None:
+        """Turns go to every page, not only the one serving: each page's gate keeps its own
+        turns, and a page that takes over later must not hold a turn that ended meanwhile
+        (its gate would take edits outside any turn, docs/security.md)."""
+        with self._lock:
+            pages = [p for p in self._pages if p.hello is not None]
+        for page in pages:
+            self._send(page, message.to_wire())
 
     def holds(self, comm: Any) -> bool:
         """Whether ``comm`` is one of the bridge's (a page's, or the kernel's announced one)."""

@@ -143,7 +143,7 @@ async def test_when_the_page_holding_the_bridge_closes_the_other_takes_over() ->
     turn = BridgeTurn(bridge, "ask")
     second.close()
     assert bridge.connected and bridge.comm is first.comm
-    # The page that took over hears of the running turn, as a hello does.
+    # The page that took over heard of the running turn as it began, once.
     assert first.notified("turn.") == [("turn.begin", {"cell": "ask"})]
     assert (await bridge.request(ReadNotebook()))["cells"] == CELLS
     first.edit_reply = {"applied": ["b"]}
@@ -397,3 +397,14 @@ def test_doctor_says_how_many_pages_share_the_bridge() -> None:
     second.close()
     check = bridge_check(first.bridge, "lab", vscode=False)
     assert check is not None and "connected: JupyterLab, bridge" in check.detail
+
+
+def test_every_page_hears_the_turns_so_none_keeps_one_that_ended() -> None:
+    """A turn that ends while the newer page holds the bridge ends on the older page too: else
+    the older one, taking over later, would still take edits in a turn that is over."""
+    first, second = two_pages()
+    BridgeTurn(first.bridge, "ask").end()
+    told = [("turn.begin", {"cell": "ask"}), ("turn.end", {"cell": "ask"})]
+    assert first.notified("turn.") == told and second.notified("turn.") == told
+    second.close()
+    assert first.notified("turn.") == told  # no turn runs: nothing more to tell
