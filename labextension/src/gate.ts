@@ -6,9 +6,10 @@
  * byre_jupyter's Python from anyone else's. What it does know is what the user did on this
  * page: which `%%claude` cells they ran. So:
  *
- * - a comm the kernel opens is taken only when it carries byre_jupyter's announcement and no
- *   bridge comm is open for this notebook: a later one never replaces a live one (byre_jupyter
- *   closes stray comms of its target when it loads, bridge/channel.py);
+ * - a comm the kernel opens never carries the bridge; it is answered with a comm of the page's
+ *   own only when it carries byre_jupyter's announcement and no bridge comm is open for this
+ *   notebook: a later one never replaces a live one (byre_jupyter closes stray comms of its
+ *   target when it loads, bridge/channel.py);
  * - the kernel announces each `%%claude` turn (`turn.begin`, `turn.end`), and a turn opens only
  *   for a `%%claude` cell the user ran here and that has not finished without one;
  * - edits and runs in place are refused outside an open turn, and the turn's own cell is not
@@ -43,7 +44,7 @@ import {
 export const NO_TURN =
   'the notebook page refused it: no %%claude cell that the user ran is in a turn now';
 
-/** Whether a comm the kernel opened (with `data`) becomes this notebook's bridge: only
+/** Whether a comm the kernel opened (with `data`) makes this page open its bridge comm: only
  * byre_jupyter's announcement, and only while no bridge comm is open (`live`). */
 export function acceptsKernelComm(data: unknown, live: boolean): boolean {
   return !live && isObject(data) && data.type === 'announce' && typeof data.protocol === 'number';

@@ -248,14 +248,24 @@ def test_run_all_loads_byre_and_a_turn_right_after_it_edits(
 def test_when_the_tab_holding_the_bridge_closes_the_other_reads_and_inserts(
     lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str]
 ) -> None:
-    """Two tabs on one notebook and one kernel, each with its own bridge comm: the newer
-    holds the bridge; closed, it says so (pagehide), and the older tab takes over, so a read
-    is of its screen, not of the saved file, and an approved insert lands there."""
-    open_notebook(lab, claude_env, "%claude doctor", "%%claude\nTWOTABS: read, then insert")
+    """Two tabs on one notebook and one kernel, both open when byre_jupyter loads: each
+    answers the kernel's announcement with a comm of its own. The newer (reloaded) holds the
+    bridge; closed, it says so (pagehide), and the older tab takes over, so a read is of its
+    screen, not of the saved file, and an approved insert lands there."""
+    lab.open_notebook(
+        new_notebook(LOAD, "%claude doctor", "%%claude\nTWOTABS: read, then insert"),
+        path=f"twotabs-{secrets.token_hex(4)}/twotabs.ipynb",
+        kernel_env=claude_env,
+    )
     second = LabPage(lab.page.context.new_page(), lab.server)
     second.goto_lab()
     assert lab.path is not None
     second._open_existing(lab.path, timeout=120)  # Lab's session for the path: the same kernel
+    lab.run_cell(0, timeout=60)
+    lab.run_cell(1, timeout=60)
+    doctor = lab.wait_for_output_text(1, "Frontend bridge", timeout=30)
+    assert "(1 of 2 pages, the newest)" in doctor, doctor  # two comms, not one shared
+    second.reopen_notebook()  # the reload closes its comm and opens a newer one
     lab.run_cell(1, timeout=60)
     doctor = lab.wait_for_output_text(1, "Frontend bridge", timeout=30)
     assert "(1 of 2 pages, the newest)" in doctor, doctor
