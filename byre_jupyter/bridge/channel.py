@@ -122,7 +122,7 @@ class Bridge:
         #: Comm callbacks come on the main thread or a subshell thread (docs/kernel.md).
         self._lock = threading.RLock()
         #: The cells whose turn runs (:class:`BridgeTurn`), told again to a frontend that says
-        #: hello during it or takes over: Run all sends ``%load_ext`` and a ``%%claude`` cell at
+        #: hello during it: Run all sends ``%load_ext`` and a ``%%claude`` cell at
         #: once, and the hello reaches the kernel only once that cell awaits.
         self._turns: collections.Counter[str] = collections.Counter()
         #: Where ``editing`` events go (:meth:`listen`): the loop and the callback.
@@ -177,7 +177,7 @@ class Bridge:
             if page is None:
                 return
             self._pages.remove(page)
-            moved = [(rid, f) for rid, f in self._pending.items() if f.page is page]
+            moved = [(rid, f) for rid, f in list(self._pending.items()) if f.page is page]
         # The page that takes over (the next newest) heard the running turns already, at its
         # hello and as they began (:meth:`_tell_all`).
         for request_id, flight in moved:
