@@ -248,28 +248,32 @@ def test_run_all_loads_byre_and_a_turn_right_after_it_edits(
 def test_when_the_tab_holding_the_bridge_closes_the_other_reads_and_inserts(
     lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str]
 ) -> None:
-    """Two tabs on one notebook and one kernel, both open when byre_jupyter loads: each
-    answers the kernel's announcement with a comm of its own. The newer (reloaded) holds the
-    bridge; closed, it says so (pagehide), and the older tab takes over, so a read is of its
-    screen, not of the saved file, and an approved insert lands there."""
+    """Tabs on one notebook and one kernel: the two open when byre_jupyter loads each answer
+    the kernel's announcement with a comm of their own, a third opened later holds the bridge
+    (the newest); closed, each says so (pagehide), the next takes over, and in the last tab a
+    read is of its screen, not of the saved file, and an approved insert lands there."""
     lab.open_notebook(
         new_notebook(LOAD, "%claude doctor", "%%claude\nTWOTABS: read, then insert"),
         path=f"twotabs-{secrets.token_hex(4)}/twotabs.ipynb",
         kernel_env=claude_env,
     )
-    second = LabPage(lab.page.context.new_page(), lab.server)
-    second.goto_lab()
     assert lab.path is not None
-    second._open_existing(lab.path, timeout=120)  # Lab's session for the path: the same kernel
-    lab.run_cell(0, timeout=60)
+    others = []
+    for _ in range(2):
+        other = LabPage(lab.page.context.new_page(), lab.server)
+        other.goto_lab()
+        other._open_existing(lab.path, timeout=120)  # Lab's session for the path: one kernel
+        others.append(other)
+        if len(others) == 1:
+            lab.run_cell(0, timeout=60)  # byre_jupyter loads with two tabs open
+            lab.run_cell(1, timeout=60)
+            doctor = lab.wait_for_output_text(1, "Frontend bridge", timeout=30)
+            assert "(1 of 2 pages, the newest)" in doctor, doctor  # two comms, not one shared
     lab.run_cell(1, timeout=60)
     doctor = lab.wait_for_output_text(1, "Frontend bridge", timeout=30)
-    assert "(1 of 2 pages, the newest)" in doctor, doctor  # two comms, not one shared
-    second.reopen_notebook()  # the reload closes its comm and opens a newer one
-    lab.run_cell(1, timeout=60)
-    doctor = lab.wait_for_output_text(1, "Frontend bridge", timeout=30)
-    assert "(1 of 2 pages, the newest)" in doctor, doctor
-    second.page.close()  # not second.close(): that would shut the kernel down
+    assert "(1 of 3 pages, the newest)" in doctor, doctor
+    for other in reversed(others):
+        other.page.close()  # not other.close(): that would shut the kernel down
     lab.set_source(0, LOAD + "\n# TYPED-IN-THE-FIRST-TAB")  # unsaved: only a live read has it
     lab.run_cell(1, timeout=60)
     doctor = lab.wait_for_output_text(1, "Frontend bridge", timeout=30)
