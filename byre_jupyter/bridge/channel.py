@@ -40,7 +40,7 @@ import threading
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from ..errors import ByreError
 from .messages import (
@@ -50,6 +50,7 @@ from .messages import (
     Editing,
     Hello,
     Notify,
+    RefusedHello,
     Reply,
     Request,
     TurnBegin,
@@ -205,28 +206,37 @@ class Bridge:
         message = parse_page_message(content.get("data") if isinstance(content, Mapping) else None)
         with self._lock:
             page = next((p for p in self._pages if p.comm is comm), None)
-        if page is None or message is None:
-            return
-        if message == "refused-hello":
-            data = content.get("data") if isinstance(content, Mapping) else None
-            protocol = data.get("protocol") if isinstance(data, Mapping) else None
-            self.refused = str(protocol)[:20]
-            self._said_hello(page, None)
-        elif isinstance(message, Hello):
-            self.refused = None
-            self._said_hello(page, message)
-            for running in list(self._turns):
-                self._send(page, TurnBegin(running).to_wire())
-        elif isinstance(message, Reply):
-            flight = self._pending.get(message.id)
-            if flight is not None and flight.page is page:
-                # On a subshell thread too (docs/kernel.md, section 3): settle on its own loop.
-                flight.future.get_loop().call_soon_threadsafe(_settle, flight.future, message)
-        elif isinstance(message, Editing):
-            if self._editing is None or page.hello is None:
-                return
+        if page is not None and message is not None:
+            self._HANDLERS[type(message)](self, page, message)
+
+    def _on_hello(self, page: _Page, hello: Hello) -> None:
+        self.refused = None
+        self._said_hello(page, hello)
+        for running in list(self._turns):
+            self._send(page, TurnBegin(running).to_wire())
+
+    def _on_refused_hello(self, page: _Page, refused: RefusedHello) -> None:
+        self.refused = refused.protocol
+        self._said_hello(page, None)
+
+    def _on_reply(self, page: _Page, reply: Reply) -> None:
+        flight = self._pending.get(reply.id)
+        if flight is not None and flight.page is page:  # only the page that was asked
+            # On a subshell thread too (docs/kernel.md, section 3): settle on its own loop.
+            flight.future.get_loop().call_soon_threadsafe(_settle, flight.future, reply)
+
+    def _on_editing(self, page: _Page, event: Editing) -> None:
+        if self._editing is not None and page.hello is not None:
             loop, callback = self._editing
-            loop.call_soon_threadsafe(callback, message.cell)
+            loop.call_soon_threadsafe(callback, event.cell)
+
+    #: Each message a page sends (messages.py's), by its type: what the bridge does with it.
+    _HANDLERS: ClassVar[Mapping[type, Callable[[Bridge, _Page, Any], None]]] = {
+        Hello: _on_hello,
+        RefusedHello: _on_refused_hello,
+        Reply: _on_reply,
+        Editing: _on_editing,
+    }
 
     def _said_hello(self, page: _Page, hello: Hello | None) -> None:
         """``page`` said hello (or one we do not speak): it is the newest now."""

@@ -7,7 +7,7 @@ a comm are untrusted). :func:`describe` renders the whole set as JSON; the TypeS
 imports that rendering (``labextension/src/messages.json``) for its method names and
 checks its builders and its handler table against it, and tests/unit/bridge/test_messages.py
 holds the file equal to :func:`describe`, so a change on either side fails a test until the
-other follows. Run ``python -m byre_jupyter.bridge.messages --schema`` to print it.
+other follows. Run ``python -m byre_jupyter.bridge --schema`` to print it.
 
 Pure: no comm, no asyncio; :mod:`.channel` moves these over the comm.
 """
@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 __all__ = [
     "KERNEL_MESSAGES",
@@ -32,6 +31,7 @@ __all__ = [
     "Hello",
     "Notify",
     "ReadNotebook",
+    "RefusedHello",
     "Reply",
     "Request",
     "RunBegin",
@@ -235,20 +235,26 @@ class Editing:
         return cls(cell) if isinstance(cell, str) else None
 
 
+@dataclass(frozen=True)
+class RefusedHello:
+    """A hello we do not speak (a stale page after an upgrade): its protocol, as doctor says."""
+
+    protocol: str
+
+
 #: What the page sends, each kind once.
 PAGE_MESSAGES = (Hello, Reply, Editing)
 
-PageMessage = Hello | Reply | Editing
+PageMessage = Hello | RefusedHello | Reply | Editing
 
 
-def parse_page_message(data: object) -> PageMessage | Literal["refused-hello"] | None:
-    """One message from a page: a :class:`Hello`, a :class:`Reply`, an :class:`Editing`
-    event; ``"refused-hello"`` for a hello we do not speak (a stale page after an upgrade);
-    None for anything else (ignored)."""
+def parse_page_message(data: object) -> PageMessage | None:
+    """One message from a page: a :class:`Hello` (or :class:`RefusedHello`), a :class:`Reply`,
+    an :class:`Editing` event; None for anything else (ignored)."""
     if not isinstance(data, Mapping):
         return None
     if data.get("type") == Hello.type:
-        return Hello.parse(data) or "refused-hello"
+        return Hello.parse(data) or RefusedHello(str(data.get("protocol"))[:20])
     return Reply.parse(data) or Editing.parse(data)
 
 
@@ -298,9 +304,3 @@ def describe() -> dict[str, Json]:
 
 def render() -> str:
     return json.dumps(describe(), indent=2) + "\n"
-
-
-if __name__ == "__main__":  # pragma: no cover - the schema's printer
-    if sys.argv[1:] != ["--schema"]:
-        sys.exit("usage: python -m byre_jupyter.bridge.messages --schema")
-    sys.stdout.write(render())

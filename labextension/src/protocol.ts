@@ -9,7 +9,7 @@
 import MESSAGES from './messages.json';
 
 /** Every message of the comm as the kernel describes it (byre_jupyter/bridge/messages.py,
- * rendered by `python -m byre_jupyter.bridge.messages --schema`): gate.ts's handler table and
+ * rendered by `python -m byre_jupyter.bridge --schema`): gate.ts's handler table and
  * the builders here are held to it by test/messages.test.ts, and the file to the Python by
  * tests/unit/bridge/test_messages.py, so neither side drifts alone. */
 export { MESSAGES };

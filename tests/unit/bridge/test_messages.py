@@ -16,6 +16,7 @@ from byre_jupyter.bridge.messages import (
     KERNEL_MESSAGES,
     Editing,
     Hello,
+    RefusedHello,
     Reply,
     describe,
     parse_page_message,
@@ -26,7 +27,7 @@ CHECKED_IN = Path(__file__).parents[3] / "labextension" / "src" / "messages.json
 
 def test_the_typescript_sides_description_is_the_pythons() -> None:
     assert json.loads(CHECKED_IN.read_text()) == describe(), (
-        "run: python -m byre_jupyter.bridge.messages --schema > labextension/src/messages.json"
+        "run: python -m byre_jupyter.bridge --schema > labextension/src/messages.json"
     )
 
 
@@ -86,8 +87,10 @@ def test_anything_else_from_a_page_is_ignored(junk: object) -> None:
 
 def test_a_hello_of_another_protocol_or_shape_is_refused_and_its_texts_are_bounded() -> None:
     good = Hello("0.1.0", "lab", "a").to_wire()
-    assert parse_page_message({**good, "protocol": messages.PROTOCOL + 1}) == "refused-hello"
-    assert parse_page_message({**good, "path": ["a"]}) == "refused-hello"
+    assert parse_page_message({**good, "protocol": messages.PROTOCOL + 1}) == RefusedHello(
+        str(messages.PROTOCOL + 1)
+    )
+    assert parse_page_message({**good, "path": ["a"]}) == RefusedHello("3")
     long = parse_page_message({**good, "path": "p" * 10_000})
     assert isinstance(long, Hello) and len(long.path) == messages.MAX_HELLO_TEXT
 
