@@ -42,8 +42,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from byre_jupyter.bridge import PROTOCOL, TARGET
 from byre_jupyter.scripted import ScriptedAPI
-from byre_jupyter.tools.notebook_bridge import PROTOCOL, TARGET
 
 from .common import Section, cli_env, method_of, real_cli, stamper
 from .kernel import BenchKernel, CellStats

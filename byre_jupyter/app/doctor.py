@@ -15,8 +15,8 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..bridge import Bridge
 from ..errors import ByreError
-from ..tools.notebook_bridge import Bridge
 from ..transport.launch import bypass_refusal, find_cli, gateway_hint
 from ..version import CLI_INSTALL, TESTED_CLI
 from .policy import ManagedPolicy, describe
@@ -181,13 +181,15 @@ def bridge_check(bridge: Bridge | None, frontend: str, vscode: bool) -> Check | 
         return None
     name = "Frontend bridge"
     hello = bridge.hello if bridge is not None else None
-    if hello is not None:
+    if bridge is not None and hello is not None:
         shown = _FRONTENDS.get(hello.frontend, hello.frontend)
+        # Each page showing the notebook has a comm; the newest serves (docs/bridge.md).
+        pages = f" (1 of {bridge.pages} pages, the newest)" if bridge.pages > 1 else ""
         return Check(
             name,
             True,
-            f"connected: {shown}, bridge {hello.version}, for `{hello.path}`; Claude reads the "
-            "cells as they are on screen",
+            f"connected: {shown}{pages}, bridge {hello.version}, for `{hello.path}`; Claude "
+            "reads the cells as they are on screen",
         )
     saved = "Claude's notebook tool reads the saved file, which may lag behind the screen"
     if vscode:

@@ -23,13 +23,13 @@ from typing import Any
 
 from IPython.core.interactiveshell import InteractiveShell
 
+from ..bridge import bridge_of
 from ..errors import ByreError
 from ..redact import Secrets
 from ..session import Session, TurnResult
 from ..session.index import NOTEBOOK_ENV, ResumeIndex, resume_keys
 from ..tools import PythonRunner
 from ..tools.catalog import known_secrets_of
-from ..tools.notebook_bridge import bridge_of
 from ..tools.notebook_edit import valid_cell_id
 from ..tools.pending_answers import pending_answers
 from ..ui import TurnView

@@ -19,10 +19,10 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
+from ..bridge import ApplyEdits, Bridge, BridgeError
 from ..session.permissions import Decision, Deny
 from ..tools.edit_log import EditLog, TurnEdits, UndoPlan, marked_cells, plan_undo
 from ..tools.notebook import read_notebook
-from ..tools.notebook_bridge import Bridge, BridgeError
 from ..tools.notebook_edit import edit_ops, review_input
 
 __all__ = ["UndoOutcome", "apply_undo", "parse_turn", "prepare_undo"]
@@ -112,9 +112,8 @@ async def apply_undo(log: EditLog, prepared: Prepared, review: ReviewFn) -> Undo
         why = f": {decision.message}" if decision.message else ""
         return UndoOutcome(False, f"Not undone (denied{why}); nothing changed.")
     try:
-        reply = await prepared.bridge.request(
-            "edit", {"edits": edit_ops(plan.edits), "provenance": None}
-        )
+        # No provenance: the restored cells are again as no turn made them.
+        reply = await prepared.bridge.request(ApplyEdits(edit_ops(plan.edits), {}, None))
     except BridgeError as e:
         return UndoOutcome(False, f"Not undone: {e}. Nothing in the notebook changed.")
     if isinstance(reply.get("refused"), str):

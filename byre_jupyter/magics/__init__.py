@@ -20,7 +20,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from ..app.config import Claude
 from ..app.extension import ClaudeExtension
-from ..tools.notebook_bridge import install_bridge, uninstall_bridge
+from ..bridge import install_bridge, uninstall_bridge
 from .magics import ClaudeMagics
 from .transform import transform_claude_cell
 

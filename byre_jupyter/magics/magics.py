@@ -31,6 +31,7 @@ from ..app.policy import read_policy
 from ..app.portable import PortableError
 from ..app.turns import TurnRequest, run_turn
 from ..app.undo import apply_undo, parse_turn, prepare_undo
+from ..bridge import announce_turn, bridge_of
 from ..errors import ByreError
 from ..protocol import (
     EFFORT_LEVELS,
@@ -44,7 +45,6 @@ from ..session.accounting import format_cost, short_tokens
 from ..session.permissions import Decision
 from ..tools.claude_cells import EDIT_TOOL
 from ..tools.edit_log import turn_lines
-from ..tools.notebook_bridge import announce_turn, bridge_of
 from ..ui.approval_card import ApprovalCard
 from ..ui.edit_card import review_text
 from ..ui.format import context_meter

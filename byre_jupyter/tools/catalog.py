@@ -20,6 +20,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
+from ..bridge import ApplyEdits, Bridge, BridgeError, PageClosedError, bridge_of
 from ..redact import Secrets, redact_text
 from ..session.mcp import McpTool, ToolResult
 from ..session.permissions import Decision, Deny
@@ -44,7 +45,6 @@ from .notebook import (
     render_notebook,
     select,
 )
-from .notebook_bridge import Bridge, BridgeError, bridge_of
 from .notebook_edit import (
     EDIT_NOTEBOOK_DESCRIPTION,
     EDIT_NOTEBOOK_SCHEMA,
@@ -325,13 +325,11 @@ def kernel_tools(
             marks["prompt"] = clip_prompt(redact_text(marks["prompt"], secrets()))
         try:
             reply = await bridge.request(
-                "edit",
-                {
-                    "edits": edit_ops(resolved),
-                    "reviewed": reviewed_sources(changes),
-                    "provenance": marks,
-                },
+                ApplyEdits(edit_ops(resolved), reviewed_sources(changes), marks)
             )
+        except PageClosedError as e:
+            unknown = ToolResult.text(f"Not known whether applied: {e}.", is_error=True)
+            return unknown, f"the page closed before it answered: {e}"
         except BridgeError as e:
             not_applied = ToolResult.text(
                 f"Not applied: {e}. Nothing in the notebook changed.", is_error=True

@@ -22,9 +22,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..bridge import Bridge, BridgeError, ReadNotebook
 from ..session.mcp import ToolResult
 from .bounded import ToolLimits, clip, fit_budget
-from .notebook_bridge import Bridge, BridgeError
 
 __all__ = [
     "NOTEBOOK_DESCRIPTION",
@@ -134,7 +134,7 @@ async def read_notebook(
     """The notebook from the bridge, else from the saved file at ``path``; or why neither."""
     if bridge is not None and bridge.connected:
         try:
-            result = await bridge.request("read", {"images": images})
+            result = await bridge.request(ReadNotebook(images))
         except BridgeError as e:
             fallback = _read_file(path)
             if isinstance(fallback, str):

@@ -21,13 +21,13 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..bridge import Bridge, BridgeError, RunBegin, RunEnd, RunOutput
 from ..redact import redact_json
 from ..session.mcp import ToolResult
 from .bounded import ToolLimits, clip, fit_budget
 from .capture import Output
 from .claude_cells import runs_claude
 from .notebook import Cell, read_notebook
-from .notebook_bridge import Bridge, BridgeError
 from .pending_answers import pending_answers
 from .runner import PythonRun, PythonRunCancelled, PythonRunner
 
@@ -284,7 +284,7 @@ class _CellOutputs:
             self.shown.clear()
         else:
             self.shown.append(output)
-        self.bridge.notify("run.output", {"cell": self.cell_id, "output": output})
+        self.bridge.notify(RunOutput(self.cell_id, dict(output)))
 
 
 def _bundle(data: Mapping[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:
@@ -373,7 +373,7 @@ async def _run_each(
         count = take_count(shell, cell.source)
         counted.append(count)
         try:
-            await bridge.request("run.begin", {"cell": cell.id, "execution_count": count})
+            await bridge.request(RunBegin(cell.id, count))
         except BridgeError as e:
             return _stopped(runs, f"Cell {cell.id!r} was not run: {e}")
         outputs = _CellOutputs(bridge, cell.id, count, redact)
@@ -401,7 +401,7 @@ def _finish(bridge: Bridge, outputs: _CellOutputs, run: PythonRun) -> None:
         error["traceback"] = [outputs.redact(line) for line in error["traceback"]]
         outputs(error)
     outputs.flush()
-    bridge.notify("run.end", {"cell": outputs.cell_id, "execution_count": outputs.count})
+    bridge.notify(RunEnd(outputs.cell_id, outputs.count))
     answers = pending_answers(bridge)
     if answers is not None:
         answers.finished(outputs.cell_id, outputs.shown, ask=False)

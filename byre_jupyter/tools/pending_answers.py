@@ -28,7 +28,7 @@ import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .notebook_bridge import Bridge, BridgeError
+from ..bridge import Bridge, BridgeError, RestoreRecord
 
 __all__ = ["KEPT_CELLS", "Outputs", "PendingAnswers", "Slot", "pending_answers"]
 
@@ -146,9 +146,8 @@ class PendingAnswers:
 
     async def _send(self, cell: str) -> None:
         outputs, sent_on = self._kept[cell], self.bridge.connections
-        params = {"cell": cell, "outputs": outputs, "final": True}
         try:
-            await self.bridge.request("cell.restore", params)
+            await self.bridge.request(RestoreRecord(cell, outputs))
         except BridgeError:
             # A page makes a second comm as it loads: the first one's request fails, and the
             # second one's hello may have come while this one was out.

@@ -7,11 +7,14 @@
 /** What Markdown cells use: GitHub Markdown with the notebook's math. */
 export const MARKDOWN_MIME = 'text/x-ipythongfm';
 
-const MAGIC = /^%%claude(\s|$)/;
+/** `%%claude` on the cell's first line that is not blank (IPython drops leading blank lines,
+ * `leading_empty_lines`), followed by whitespace or the end: `%%claudex` is another magic. */
+const MAGIC = /^(?:[ \t]*\r?\n)*%%claude(?:\s|$)/;
 
-/** Whether a cell's source is a `%%claude` cell (the bridge's buttons act only on those). */
+/** Whether a cell's source is a `%%claude` cell: the one definition the turn gate, the
+ * buttons, the `editing` event and the editor type all ask. */
 export function isClaudeSource(source: string): boolean {
-  return source.trimStart().startsWith('%%claude');
+  return MAGIC.test(source);
 }
 
 /** `%claude undo [ARGS]` alone in a cell: a turn of its own that the kernel runs as a `%%claude`
@@ -24,5 +27,5 @@ export function isUndoSource(source: string): boolean {
 
 /** The editor type a code cell should have: Markdown for a `%%claude` cell, else `codeMime`. */
 export function cellMime(source: string, codeMime: string): string {
-  return MAGIC.test(source) ? MARKDOWN_MIME : codeMime;
+  return isClaudeSource(source) ? MARKDOWN_MIME : codeMime;
 }

@@ -6,9 +6,10 @@
  * byre_jupyter's Python from anyone else's. What it does know is what the user did on this
  * page: which `%%claude` cells they ran. So:
  *
- * - a comm the kernel opens is taken only when it carries byre_jupyter's announcement and no
- *   bridge comm is open for this notebook: a later one never replaces a live one (byre_jupyter
- *   closes stray comms of its target when it loads, tools/notebook_bridge.py);
+ * - a comm the kernel opens never carries the bridge; it is answered with a comm of the page's
+ *   own only when it carries byre_jupyter's announcement and no bridge comm is open for this
+ *   notebook: a later one never replaces a live one (byre_jupyter closes stray comms of its
+ *   target when it loads, bridge/channel.py);
  * - the kernel announces each `%%claude` turn (`turn.begin`, `turn.end`), and a turn opens only
  *   for a `%%claude` cell the user ran here and that has not finished without one (or a
  *   `%claude undo` cell: its one edit is the undo the user reviews in it);
@@ -44,7 +45,7 @@ import {
 export const NO_TURN =
   'the notebook page refused it: no %%claude cell that the user ran is in a turn now';
 
-/** Whether a comm the kernel opened (with `data`) becomes this notebook's bridge: only
+/** Whether a comm the kernel opened (with `data`) makes this page open its bridge comm: only
  * byre_jupyter's announcement, and only while no bridge comm is open (`live`). */
 export function acceptsKernelComm(data: unknown, live: boolean): boolean {
   return !live && isObject(data) && data.type === 'announce' && typeof data.protocol === 'number';
@@ -144,71 +145,109 @@ export interface Served {
   markdown: RenderMarkdown;
 }
 
-/** Handles one message of the kernel on the bridge comm; resolves to the reply to send, or
- * null. A request it cannot serve (malformed, or refused) still gets a reply, so the kernel
- * never waits in vain. Async only for Markdown's rendering: the caller handles messages one
- * after the other, in order. */
-export async function handle(data: unknown, served: Served): Promise<Reply | JsonObject | null> {
-  const { gate } = served;
-  const turn = parseTurnMessage(data);
-  if (turn !== null) {
-    if (turn.kind === 'begin') {
-      gate.begin(turn.cell);
-    } else {
-      gate.end(turn.cell);
-    }
-    return null;
-  }
-  const run = parseRunMessage(data, served.sanitize);
-  if (run !== null) {
-    if (run.kind === 'begin') {
-      if (!gate.inTurn) {
-        return refuse(run.id, NO_TURN);
-      }
-      const reply = applyRunMessage(run, served.find);
-      if (reply?.ok === true) {
-        gate.runBegan(run.cell);
-      }
-      return reply;
-    }
-    if (!gate.running(run.cell)) {
-      return null;
-    }
-    if (run.kind === 'end') {
-      gate.runEnded(run.cell);
-    } else {
-      const shown = await renderMarkdown(run.output, served.markdown, served.sanitize);
-      if (shown === null || !gate.running(run.cell)) {
-        return null;
-      }
-      return applyRunMessage({ ...run, output: shown }, served.find);
-    }
-    return applyRunMessage(run, served.find);
-  }
-  const read = parseRequest(data);
-  if (read !== null) {
-    return answer(read, served.view);
-  }
-  const edit = parseEdit(data);
-  if (edit !== null) {
-    if (!gate.inTurn) {
-      return refuse(edit.id, NO_TURN);
-    }
-    const own = edit.edits.find(op => op.kind === 'delete' && gate.isTurnCell(op.cell));
-    if (own !== undefined) {
-      return refuse(edit.id, 'the notebook page refused it: it deletes the asking %%claude cell');
-    }
-    return applyEdits(edit, served.editable);
-  }
-  if (isObject(data) && data.type === 'request' && typeof data.id === 'string') {
-    return refuse(data.id, 'the notebook page refused a request it does not accept');
+type Answer = Reply | JsonObject | null;
+/** One kernel message's handler: `data` is the whole message, not parsed yet. */
+type Handler = (data: unknown, served: Served) => Answer | Promise<Answer>;
+
+function turn(data: unknown, served: Served): Answer {
+  const message = parseTurnMessage(data);
+  if (message?.kind === 'begin') {
+    served.gate.begin(message.cell);
+  } else if (message?.kind === 'end') {
+    served.gate.end(message.cell);
   }
   return null;
 }
 
+async function run(data: unknown, served: Served): Promise<Answer> {
+  const { gate } = served;
+  const message = parseRunMessage(data, served.sanitize);
+  if (message === null) {
+    return null;
+  }
+  if (message.kind === 'begin') {
+    if (!gate.inTurn) {
+      return refuse(message.id, NO_TURN);
+    }
+    const reply = applyRunMessage(message, served.find);
+    if (reply?.ok === true) {
+      gate.runBegan(message.cell);
+    }
+    return reply;
+  }
+  if (!gate.running(message.cell)) {
+    return null;
+  }
+  if (message.kind === 'end') {
+    gate.runEnded(message.cell);
+    return applyRunMessage(message, served.find);
+  }
+  const shown = await renderMarkdown(message.output, served.markdown, served.sanitize);
+  if (shown === null || !gate.running(message.cell)) {
+    return null;
+  }
+  return applyRunMessage({ ...message, output: shown }, served.find);
+}
+
+function read(data: unknown, served: Served): Answer {
+  const request = parseRequest(data);
+  return request === null ? null : answer(request, served.view);
+}
+
+function edit(data: unknown, served: Served): Answer {
+  const { gate } = served;
+  const request = parseEdit(data);
+  if (request === null) {
+    return null;
+  }
+  if (!gate.inTurn) {
+    return refuse(request.id, NO_TURN);
+  }
+  const own = request.edits.find(op => op.kind === 'delete' && gate.isTurnCell(op.cell));
+  if (own !== undefined) {
+    return refuse(request.id, 'the notebook page refused it: it deletes the asking %%claude cell');
+  }
+  return applyEdits(request, served.editable);
+}
+
+/** What the page does with each message of the kernel, by its method: one entry for each
+ * method of messages.json (the kernel's description, byre_jupyter/bridge/messages.py; a unit
+ * test holds the keys equal to it). Each handler parses its message strictly. */
+export const HANDLERS: Readonly<Record<string, Handler>> = Object.freeze({
+  'turn.begin': turn,
+  'turn.end': turn,
+  'run.begin': run,
+  'run.output': run,
+  'run.end': run,
+  read,
+  edit,
+  // Served by restore.ts before the gate (index.ts): one that reaches the gate is malformed,
+  // and a request gets the refusal below.
+  'cell.restore': () => null,
+  // Answered by that refusal: any reply tells the kernel a page is there (pending answers).
+  ping: () => null
+});
+
+/** Handles one message of the kernel on the bridge comm; resolves to the reply to send, or
+ * null. A request it cannot serve (unknown, malformed, or refused) still gets a reply, so the
+ * kernel never waits in vain. Async only for Markdown's rendering: the caller handles messages
+ * one after the other, in order. */
+export async function handle(data: unknown, served: Served): Promise<Answer> {
+  const method = isObject(data) ? data.method : undefined;
+  const handler =
+    typeof method === 'string' && Object.prototype.hasOwnProperty.call(HANDLERS, method)
+      ? HANDLERS[method]
+      : undefined;
+  const reply = handler ? await handler(data, served) : null;
+  if (reply === null && isObject(data) && data.type === 'request' && typeof data.id === 'string') {
+    return refuse(data.id, 'the notebook page refused a request it does not accept');
+  }
+  return reply;
+}
+
 /** `handle` for one comm: each message after the one before, in the kernel's order (the
  * comm delivers the next one while a Markdown output still renders). */
-export function inOrder(served: Served): (data: unknown) => Promise<Reply | JsonObject | null> {
+export function inOrder(served: Served): (data: unknown) => Promise<Answer> {
   let last: Promise<unknown> = Promise.resolve();
   return data => {
     const reply = last.then(() => handle(data, served));

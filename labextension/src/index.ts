@@ -251,12 +251,15 @@ function serve(panel: NotebookPanel, frontend: string): () => boolean {
   const live = () => comm !== null && !comm.isDisposed;
 
   /** Serve over `opened` from now on (this page opened it: a comm of ours replaces its own
-   * older one, after a restart or a kernel change). */
+   * older one, after a restart or a kernel change, and on opening, where Lab's `ready` and
+   * `kernelChanged` both connect). The older one is closed, not only dropped: the kernel keeps
+   * every page's open comm and falls back to it when the newest closes (docs/bridge.md). */
   const attach = (opened: Kernel.IComm): void => {
-    if (comm && comm !== opened && !comm.isDisposed) {
-      comm.dispose();
-    }
+    const older = comm;
     comm = opened;
+    if (older && older !== opened && !older.isDisposed) {
+      older.close();
+    }
     gate.reset();
     const receive = inOrder(served);
     const restorer = new Restorer(restoring);
@@ -289,28 +292,50 @@ function serve(panel: NotebookPanel, frontend: string): () => boolean {
     };
   };
 
+  /** A comm of this page's own, its hello riding on the open. */
+  const open = (kernel: Kernel.IKernelConnection): void => {
+    const opened = kernel.createComm(TARGET);
+    attach(opened);
+    opened.open(hello(view, frontend));
+  };
+
   const connect = (kernel: Kernel.IKernelConnection | null | undefined): void => {
     if (!kernel || kernel.isDisposed) {
       return;
     }
     if (!registered.has(kernel)) {
       registered.add(kernel);
-      // The kernel opens the comm itself when byre_jupyter loads after the kernel started:
-      // taken only as gate.ts says (never in place of a live one); else closed at once.
-      kernel.registerCommTarget(TARGET, (opened: Kernel.IComm, msg) => {
-        if (!acceptsKernelComm(msg.content.data, live())) {
-          opened.close();
-          return;
+      // The kernel opens a comm itself when byre_jupyter loads after the kernel started. It
+      // reaches every page on the kernel, so no page serves over it (two pages answering one
+      // request could apply an edit and report it refused): it only says byre_jupyter is there,
+      // and, as gate.ts says (never in place of a live one), this page answers with a comm of
+      // its own. Closed either way: the kernel forgets it.
+      kernel.registerCommTarget(TARGET, (announced: Kernel.IComm, msg) => {
+        const take = acceptsKernelComm(msg.content.data, live());
+        announced.close();
+        if (take) {
+          open(kernel);
         }
-        attach(opened);
-        opened.send(hello(view, frontend));
       });
     }
     // A kernel without byre_jupyter loaded closes this comm at once; that is harmless.
-    const opened = kernel.createComm(TARGET);
-    attach(opened);
-    opened.open(hello(view, frontend));
+    open(kernel);
   };
+
+  // Every page showing the notebook has a comm, and the kernel serves over the newest; it
+  // learns that a page went away only from the page's comm_close (a closed tab sends nothing
+  // by itself), so the page says it as it goes: then the next page takes over
+  // (docs/bridge.md, "Which page holds the bridge").
+  const goodbye = (): void => {
+    if (comm !== null && !comm.isDisposed) {
+      comm.close();
+    }
+  };
+  window.addEventListener('pagehide', goodbye);
+  panel.disposed.connect(() => {
+    window.removeEventListener('pagehide', goodbye);
+    goodbye();
+  });
 
   let restarting = false;
   context.statusChanged.connect((_, status) => {

@@ -6,6 +6,14 @@
  * on screen and bounds, summarises and redacts what it gets before Claude sees it.
  */
 
+import MESSAGES from './messages.json';
+
+/** Every message of the comm as the kernel describes it (byre_jupyter/bridge/messages.py,
+ * rendered by `python -m byre_jupyter.bridge --schema`): gate.ts's handler table and
+ * the builders here are held to it by test/messages.test.ts, and the file to the Python by
+ * tests/unit/bridge/test_messages.py, so neither side drifts alone. */
+export { MESSAGES };
+
 /** The comm target both sides register. */
 export const TARGET = 'byre.bridge';
 /** This extension's version (package.json's; a unit test holds them equal). */

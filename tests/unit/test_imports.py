@@ -61,7 +61,7 @@ def test_no_import_cycles_between_modules() -> None:
 LAYERS = (
     ("byre_jupyter.errors", "byre_jupyter.redact", "byre_jupyter.version"),
     ("byre_jupyter.protocol",),
-    ("byre_jupyter.scripted", "byre_jupyter.transport"),
+    ("byre_jupyter.scripted", "byre_jupyter.transport", "byre_jupyter.bridge"),
     ("byre_jupyter.session",),
     ("byre_jupyter.tools",),
     ("byre_jupyter.ui",),

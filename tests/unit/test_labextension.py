@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import byre_jupyter
-from byre_jupyter.tools import notebook_bridge
+from byre_jupyter import bridge as notebook_bridge
 
 ROOT = Path(__file__).resolve().parents[2]
 EXTENSION = ROOT / "labextension"

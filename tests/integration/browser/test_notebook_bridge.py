@@ -7,6 +7,7 @@ hostile cells are data in its result that load nothing."""
 from __future__ import annotations
 
 import secrets
+from typing import Any
 
 import pytest
 
@@ -133,8 +134,8 @@ def forge(tag, byres_own=False):
                                data={{"type": "announce", "protocol": 3}})
     comms = [forged]
     if byres_own:
-        from byre_jupyter.tools.notebook_bridge import bridge_of
-        comms.append(bridge_of(get_ipython())._comm)
+        from byre_jupyter.bridge import bridge_of
+        comms.append(bridge_of(get_ipython()).comm)
     for c in comms:
         for message in _attacks(tag):
             c.send(message)
@@ -242,3 +243,60 @@ def test_run_all_loads_byre_and_a_turn_right_after_it_edits(
     result = tool_result_for(api, "mcp__byre__edit_notebook")
     assert not result["is_error"] and "run-all" in result["text"], result
     assert cell_ids(lab)[2] == "run-all"
+
+
+def test_when_the_tab_holding_the_bridge_closes_the_other_reads_and_inserts(
+    lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str]
+) -> None:
+    """Tabs on one notebook and one kernel: the two open when byre_jupyter loads each answer
+    the kernel's announcement with a comm of their own, a third opened later holds the bridge
+    (the newest); closed, each says so (pagehide), the next takes over, and in the last tab a
+    read is of its screen, not of the saved file, and an approved insert lands there."""
+    lab.open_notebook(
+        new_notebook(LOAD, "%claude doctor", "%%claude\nTWOTABS: read, then insert"),
+        path=f"twotabs-{secrets.token_hex(4)}/twotabs.ipynb",
+        kernel_env=claude_env,
+    )
+    assert lab.path is not None
+    others = []
+    for _ in range(2):
+        other = LabPage(lab.page.context.new_page(), lab.server)
+        other.goto_lab()
+        other._open_existing(lab.path, timeout=120)  # Lab's session for the path: one kernel
+        others.append(other)
+        if len(others) == 1:
+            lab.run_cell(0, timeout=60)  # byre_jupyter loads with two tabs open
+            lab.run_cell(1, timeout=60)
+            doctor = lab.wait_for_output_text(1, "Frontend bridge", timeout=30)
+            assert "(1 of 2 pages, the newest)" in doctor, doctor  # two comms, not one shared
+    lab.run_cell(1, timeout=60)
+    doctor = lab.wait_for_output_text(1, "Frontend bridge", timeout=30)
+    assert "(1 of 3 pages, the newest)" in doctor, doctor
+    for other in reversed(others):
+        other.page.close()  # not other.close(): that would shut the kernel down
+    lab.set_source(0, LOAD + "\n# TYPED-IN-THE-FIRST-TAB")  # unsaved: only a live read has it
+    lab.run_cell(1, timeout=60)
+    doctor = lab.wait_for_output_text(1, "Frontend bridge", timeout=30)
+    assert "connected: JupyterLab, bridge" in doctor, doctor
+
+    def after(tool: str) -> Any:
+        return lambda r: bool(r.last_tool_results) and r.last_tool_results[-1]["tool_name"] == tool
+
+    insert = {"after": None, "cell_type": "code", "source": "TWO-TABS", "id": "two-tabs"}
+    api.on("TWOTABS", Reply(ToolUse("mcp__byre__notebook", {})), times=1)
+    api.on(
+        after("mcp__byre__notebook"),
+        Reply(ToolUse("mcp__byre__edit_notebook", {"edits": [{"insert": insert}]})),
+        times=1,
+    )
+    api.on(after("mcp__byre__edit_notebook"), Reply(Text("TWOTABS-DONE")), times=1)
+    lab.run_cell(2, wait=False)
+    read = tool_result_for(api, "mcp__byre__notebook", timeout=60)
+    assert not read["is_error"] and "live from the notebook on screen" in read["text"], read
+    assert "TYPED-IN-THE-FIRST-TAB" in read["text"], read
+    wait_for_card(lab, 2).locator(ALLOW).click()
+    assert lab.wait_for_cell(2, timeout=90), lab.output_text(2)
+    edit = tool_result_for(api, "mcp__byre__edit_notebook")
+    assert not edit["is_error"] and "two-tabs" in edit["text"], edit
+    assert cell_ids(lab)[3] == "two-tabs"
+    lab.screenshot("bridge-two-tabs-takeover.png")

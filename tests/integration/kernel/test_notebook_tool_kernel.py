@@ -12,11 +12,11 @@ from typing import Any
 
 import ipykernel
 import pytest
+from support.frontend import PageModel, hello_of
 from support.kernel import KernelDriver
 
 from byre_jupyter.app.doctor import IPYKERNEL_LIVE_WIDGETS
 from byre_jupyter.scripted import Reply, ScriptedAPI, Text, ToolUse
-from byre_jupyter.tools.notebook_bridge import PROTOCOL
 
 # The kernel is told which notebook it runs (the saved file the no-bridge path reads).
 pytestmark = [
@@ -81,19 +81,22 @@ def test_without_a_bridge_the_saved_file_is_read_and_said_to_lag(
     assert "Frontend bridge" in doctor and "not connected" in doctor
 
 
-class FakeFrontend:
-    """The extension's side of the comm, over the test client's channels."""
+class FakeFrontend(PageModel):
+    """The extension's side of the comm (tests/support/frontend.py's page), over the test
+    client's channels."""
 
     def __init__(self, kernel: KernelDriver, cells: list[dict[str, Any]]) -> None:
-        self.kernel, self.cells = kernel, cells
+        super().__init__(cells, path="work/analysis.ipynb")
+        self.kernel = kernel
         self.comm_id = "bridge-test-comm"
-        self.requests: list[dict[str, Any]] = []
         handle = kernel._handle
 
         def intercept(msg: dict[str, Any]) -> None:
             content = msg["content"]
             if msg["msg_type"] == "comm_msg" and content.get("comm_id") == self.comm_id:
-                self._answer(content["data"])
+                reply = self.handle(content["data"])
+                if reply is not None:
+                    self._send("comm_msg", {"comm_id": self.comm_id, "data": reply})
             handle(msg)
 
         kernel._handle = intercept  # type: ignore[method-assign]
@@ -103,24 +106,10 @@ class FakeFrontend:
         client.shell_channel.send(client.session.msg(msg_type, content))
 
     def open(self) -> None:
-        hello = {
-            "type": "hello",
-            "protocol": PROTOCOL,
-            "version": "0.1.0",
-            "frontend": "lab",
-            "path": "work/analysis.ipynb",
-        }
+        hello = hello_of(self.path)
         self._send(
             "comm_open", {"comm_id": self.comm_id, "target_name": "byre.bridge", "data": hello}
         )
-
-    def _answer(self, data: dict[str, Any]) -> None:
-        if data.get("type") != "request":
-            return  # a notification (the turn's announcements) needs no answer
-        self.requests.append(data)
-        result = {"path": "work/analysis.ipynb", "dirty": True, "cells": self.cells}
-        reply = {"type": "reply", "id": data["id"], "ok": True, "result": result}
-        self._send("comm_msg", {"comm_id": self.comm_id, "data": reply})
 
 
 @pytest.mark.skipif(

@@ -5,8 +5,6 @@ shows the KeyboardInterrupt, Claude is told), and the kernel goes on."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import ipykernel
 import pytest
 from support.kernel import KernelDriver
@@ -28,35 +26,10 @@ pytestmark = [
 LONG = "import time\nprint('started the long run', flush=True)\ntime.sleep(120)\nfinished = True"
 
 
-class RunningFrontend(FakeFrontend):
-    """Answers reads and run.begin as the extension does, and keeps what runs send."""
-
-    def __init__(self, kernel: KernelDriver, cells: list[dict[str, Any]]) -> None:
-        super().__init__(kernel, cells)
-        self.notified: list[dict[str, Any]] = []
-
-    def _answer(self, data: dict[str, Any]) -> None:
-        if data.get("type") == "notify":
-            self.notified.append(data)
-        elif data.get("method") == "run.begin":
-            self.requests.append(data)
-            reply = {"type": "reply", "id": data["id"], "ok": True, "result": {}}
-            self._send("comm_msg", {"comm_id": self.comm_id, "data": reply})
-        else:
-            super()._answer(data)
-
-    def outputs(self, cell: str) -> list[dict[str, Any]]:
-        return [
-            n["params"]["output"]
-            for n in self.notified
-            if n["method"] == "run.output" and n["params"]["cell"] == cell
-        ]
-
-
 def test_the_kernels_interrupt_stops_a_long_run_in_place_and_the_kernel_goes_on(
     kernel: KernelDriver, api: ScriptedAPI
 ) -> None:
-    frontend = RunningFrontend(kernel, [code("long", LONG), code("asking", "%%claude")])
+    frontend = FakeFrontend(kernel, [code("long", LONG), code("asking", "%%claude")])
     frontend.open()
     kernel.run("%config Claude.python_tool = 'allow'")
     api.on("run the long one", Reply(ToolUse("mcp__byre__run_cells", {"cells": ["long"]})))
@@ -72,12 +45,10 @@ def test_the_kernels_interrupt_stops_a_long_run_in_place_and_the_kernel_goes_on(
     kernel.wait(lambda: run.idle and run.reply is not None, timeout=60)
     error = frontend.outputs("long")[-1]
     assert error["output_type"] == "error" and error["ename"] == "KeyboardInterrupt", error
-    runs = [n["method"] for n in frontend.notified if n["method"].startswith("run.")]
+    runs = [method for method, _ in frontend.notified("run.")]
     assert runs[-1] == "run.end", runs
     # The %%claude cell's turn was announced to the page around it, ■ or not (docs/bridge.md).
-    turns = [
-        (n["method"], n["params"]) for n in frontend.notified if n["method"].startswith("turn.")
-    ]
+    turns = frontend.notified("turn.")
     assert turns == [("turn.begin", {"cell": "asking"}), ("turn.end", {"cell": "asking"})], turns
     assert "False" in kernel.run("print('finished' in dir())").texts()
     api.on("are you there", Reply(Text("still here")))
@@ -90,7 +61,7 @@ def test_the_counts_the_user_sees_follow_on_without_a_gap(
     """The %%claude cell keeps the count it started with, the cells it ran take the next ones,
     and the next cell follows them: ipykernel's reply gave the asking cell the count after
     the cells it ran, so the count it started with was seen by nobody (In [5], [7], [8], [9])."""
-    frontend = RunningFrontend(
+    frontend = FakeFrontend(
         kernel, [code("a", "first = 1"), code("b", "second = 2"), code("asking", "%%claude")]
     )
     frontend.open()
@@ -100,9 +71,7 @@ def test_the_counts_the_user_sees_follow_on_without_a_gap(
     asking = kernel.run("%%claude\nrun both", cell_id="asking")
     assert asking.reply is not None
     counts = {
-        n["params"]["cell"]: n["params"]["execution_count"]
-        for n in frontend.notified
-        if n["method"] == "run.end"
+        params["cell"]: params["execution_count"] for _, params in frontend.notified("run.end")
     }
     shown = asking.reply["execution_count"]
     after = kernel.run("second + first").reply

@@ -12,11 +12,12 @@ from typing import Any
 
 import psutil
 import pytest
+from support.frontend import hello_of
 from support.kernel import LOAD, KernelDriver
 from support.kernel import kernel_env as make_kernel_env
 
+from byre_jupyter.bridge import TARGET
 from byre_jupyter.scripted import Reply, ScriptedAPI, ScriptedRequest, Text
-from byre_jupyter.tools.notebook_bridge import PROTOCOL, TARGET
 
 pytestmark = [pytest.mark.kernel, pytest.mark.cli]
 
@@ -121,8 +122,7 @@ def test_rerun_and_new_session_adopt_spares_that_never_reach_the_api(
 def open_bridge(kernel: KernelDriver) -> str:
     """Open the ``byre.bridge`` comm as the labextension does (its hello rides along)."""
     comm_id = "bridge-editing-test"
-    hello = {"type": "hello", "protocol": PROTOCOL, "version": "0.1.0", "frontend": "lab",
-             "path": "work/analysis.ipynb"}  # fmt: skip
+    hello = hello_of("work/analysis.ipynb")
     send_shell(kernel, "comm_open", {"comm_id": comm_id, "target_name": TARGET, "data": hello})
     return comm_id
 

@@ -2,7 +2,7 @@
 fork where re-running the edited cell branches, then a fresh one, and nothing for a cell no
 conversation holds, a first cell, speculation off, or while a turn runs. Over a hand-built
 turn tree and a recording ``Spares.offer``: no CLI starts. The event's way from the comm:
-tests/unit/tools/test_notebook_bridge.py; with the real CLI:
+tests/unit/bridge/test_channel.py; with the real CLI:
 tests/integration/kernel/test_spare_kernel.py."""
 
 from __future__ import annotations

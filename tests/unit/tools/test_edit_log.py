@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from IPython.core.error import UsageError
+from support.frontend import FakePage
 
 from byre_jupyter.app.undo import apply_undo, parse_turn, prepare_undo
 from byre_jupyter.magics.transform import transform_claude_cell
@@ -30,8 +31,6 @@ from byre_jupyter.tools.notebook_edit import (
     parse_edits,
     plan_edits,
 )
-
-from .test_notebook_edit import EditingFrontend
 
 PROVENANCE = {"conversation": "conv-1", "turn": 2, "prompt": "tidy up"}
 
@@ -236,7 +235,7 @@ def logged_turn() -> tuple[EditLog, list[Cell]]:
 async def test_undo_reviews_one_batch_and_applies_it_without_provenance() -> None:
     log, after = logged_turn()
     typed = [Cell(c.id, "code", "w = 0 # mine", None) if c.id == "new1" else c for c in after]
-    frontend = EditingFrontend(as_json(typed), {"applied": ["b"]})
+    frontend = FakePage(cells=as_json(typed), edit_reply={"applied": ["b"]}, dirty=False).connect()
     prepared = await prepare_undo(log, "default", None, frontend.bridge)
     reviewed: list[Mapping[str, Any]] = []
 
@@ -264,7 +263,7 @@ async def test_undo_reviews_one_batch_and_applies_it_without_provenance() -> Non
 
 async def test_a_denied_or_refused_undo_changes_nothing_and_says_so() -> None:
     log, after = logged_turn()
-    frontend = EditingFrontend(as_json(after), {"applied": []})
+    frontend = FakePage(cells=as_json(after), edit_reply={"applied": []}, dirty=False).connect()
     prepared = await prepare_undo(log, "default", 2, frontend.bridge)
 
     async def deny(review: Mapping[str, Any]) -> Decision:
@@ -273,7 +272,9 @@ async def test_a_denied_or_refused_undo_changes_nothing_and_says_so() -> None:
     outcome = await apply_undo(log, prepared, deny)
     assert not outcome.applied and "denied: keep it" in outcome.text
     assert frontend.edits == []
-    refusing = EditingFrontend(as_json(after), {"refused": "cell b changed since the turn"})
+    refusing = FakePage(
+        cells=as_json(after), edit_reply={"refused": "cell b changed since the turn"}, dirty=False
+    ).connect()
     prepared = await prepare_undo(log, "default", 2, refusing.bridge)
     outcome = await apply_undo(log, prepared, lambda r: _allowed())
     assert not outcome.applied and "cell b changed since the turn" in outcome.text
@@ -288,17 +289,21 @@ async def test_undo_errors_are_usage_errors_before_anything_is_shown() -> None:
     log, after = logged_turn()
     with pytest.raises(UsageError, match="no notebook frontend with byre_jupyter's bridge"):
         await prepare_undo(log, "default", None, None)
-    frontend = EditingFrontend(as_json(after), {"applied": []})
+    frontend = FakePage(cells=as_json(after), edit_reply={"applied": []}, dirty=False).connect()
     with pytest.raises(UsageError, match="turn #7 of session 'default' changed no cells"):
         await prepare_undo(log, "default", 7, frontend.bridge)
     with pytest.raises(UsageError, match="no turn of session 'other' changed cells"):
         await prepare_undo(log, "other", None, frontend.bridge)
     # A restarted kernel: no log, but the saved marks name the turn's cells.
-    marked = EditingFrontend(as_json(after, {"b": {"conversation": "c", "turn": 2}}), {})
+    marked = FakePage(
+        cells=as_json(after, {"b": {"conversation": "c", "turn": 2}}), edit_reply={}, dirty=False
+    ).connect()
     with pytest.raises(UsageError, match=r"no record of turn #2's edits .*cells b carry its mark"):
         await prepare_undo(EditLog(), "default", 2, marked.bridge)
     # Every cell changed since: nothing to review.
-    gone = EditingFrontend(as_json([c for c in after if c.id not in ("b", "new1")]), {})
+    gone = FakePage(
+        cells=as_json([c for c in after if c.id not in ("b", "new1")]), edit_reply={}, dirty=False
+    ).connect()
     with pytest.raises(UsageError, match="nothing of turn #2 can be restored"):
         await prepare_undo(log, "default", 2, gone.bridge)
     with pytest.raises(argparse.ArgumentTypeError, match="#N or N"):

@@ -5,19 +5,18 @@ and never written to the file without a bridge: VS Code's single insert, headles
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
+from support.frontend import FakePage
 from support.toolkit import text_of
 
 from byre_jupyter.session.mcp import ToolResult
 from byre_jupyter.session.permissions import Allow, Deny
 from byre_jupyter.tools import EditApproval, ToolApproval, kernel_tools
 from byre_jupyter.tools.notebook import Cell
-from byre_jupyter.tools.notebook_bridge import PROTOCOL, Bridge
 from byre_jupyter.tools.notebook_edit import (
     MAX_EDIT_CHARS,
     MAX_EDITS,
@@ -29,7 +28,6 @@ from byre_jupyter.tools.notebook_edit import (
     plan_edits,
 )
 
-from .test_notebook_bridge import FakeComm, failing
 from .test_notebook_tool import code, notebook_file
 
 SECRET = "sk-ant-api03-" + "y" * 60
@@ -192,27 +190,6 @@ def test_a_cell_diff_holds_both_versions_whole() -> None:
 # --- the tool --------------------------------------------------------------------------------
 
 
-class EditingFrontend:
-    """A bridge whose frontend answers reads with ``cells`` and edits with ``edit_reply``."""
-
-    def __init__(self, cells: list[dict[str, Any]], edit_reply: dict[str, Any]) -> None:
-        self.bridge, comm = Bridge(), FakeComm()
-        self.edits: list[dict[str, Any]] = []
-        hello = {"type": "hello", "protocol": PROTOCOL, "version": "0.1.0", "frontend": "lab"}
-        self.bridge.opened(comm, {"content": {"data": {**hello, "path": "n.ipynb"}}})
-
-        def reply(data: dict[str, Any]) -> None:
-            if data["method"] == "edit":
-                self.edits.append(data["params"])
-                result = edit_reply
-            else:
-                result = {"path": "n.ipynb", "dirty": False, "cells": cells}
-            answer = {"type": "reply", "id": data["id"], "ok": True, "result": result}
-            asyncio.get_running_loop().call_soon(comm.deliver, answer)
-
-        comm.send = reply  # type: ignore[method-assign]
-
-
 @pytest.fixture
 def shell() -> Any:
     ip = InteractiveShell.instance()
@@ -253,7 +230,7 @@ async def call(tool: Any, *edits: dict[str, Any]) -> ToolResult:
 async def test_an_approved_batch_goes_to_the_bridge_with_provenance(
     shell: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    frontend = EditingFrontend(CELLS, {"applied": ["p1", "a"]})
+    frontend = FakePage(cells=CELLS, edit_reply={"applied": ["p1", "a"]}, dirty=False).connect()
     monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
     asked: list[ToolApproval] = []
 
@@ -289,7 +266,7 @@ async def test_only_a_batch_that_landed_goes_to_the_edit_log(
 ) -> None:
     logged: list[Any] = []
     tool = edit_tool(shell, approve=lambda r: Allow(), on_edited=lambda *a: logged.append(a))
-    landed = EditingFrontend(CELLS, {"applied": ["p1"]})
+    landed = FakePage(cells=CELLS, edit_reply={"applied": ["p1"]}, dirty=False).connect()
     monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: landed.bridge)
     assert not (await call(tool, INSERT)).is_error
     ((provenance, changes, order),) = logged
@@ -298,7 +275,9 @@ async def test_only_a_batch_that_landed_goes_to_the_edit_log(
         ("p1", "insert", "plot(x)", "ask")
     ]
     assert order == ("a", "ask", "m")
-    refused = EditingFrontend(CELLS, {"refused": "cell a changed since you read it"})
+    refused = FakePage(
+        cells=CELLS, edit_reply={"refused": "cell a changed since you read it"}, dirty=False
+    ).connect()
     monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: refused.bridge)
     assert (await call(tool, INSERT)).is_error
     assert len(logged) == 1
@@ -309,7 +288,7 @@ async def test_the_prompt_in_the_provenance_is_redacted_like_the_record(
 ) -> None:
     """The turn's prompt is saved into each changed cell's metadata: a credential in it is
     redacted there as in the cell's record, and the result is still within the page's 200."""
-    frontend = EditingFrontend(CELLS, {"applied": ["p1"]})
+    frontend = FakePage(cells=CELLS, edit_reply={"applied": ["p1"]}, dirty=False).connect()
     monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
     prompt = f"use key {SECRET} to plot " + "x" * 300
     tools = kernel_tools(
@@ -327,7 +306,7 @@ async def test_the_prompt_in_the_provenance_is_redacted_like_the_record(
 
 
 async def test_a_denied_batch_changes_nothing(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    frontend = EditingFrontend(CELLS, {"applied": []})
+    frontend = FakePage(cells=CELLS, edit_reply={"applied": []}, dirty=False).connect()
     monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
     result = await call(edit_tool(shell, approve=lambda r: Deny("not now")), INSERT)
     assert result.is_error and "not now" in text_of(result)
@@ -337,7 +316,7 @@ async def test_a_denied_batch_changes_nothing(shell: Any, monkeypatch: pytest.Mo
 async def test_accept_edits_applies_without_asking(
     shell: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    frontend = EditingFrontend(CELLS, {"applied": ["p1"]})
+    frontend = FakePage(cells=CELLS, edit_reply={"applied": ["p1"]}, dirty=False).connect()
     monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
 
     def never(request: ToolApproval) -> bool:
@@ -365,7 +344,7 @@ async def test_an_edit_of_a_cell_that_runs_claude_asks_in_every_mode(
     shell: Any, monkeypatch: pytest.MonkeyPatch, edit: dict[str, Any], fields: list[str]
 ) -> None:
     cells = [*CELLS, code("older", "%%time\n%%claude\nsummarise {df}", 3)]
-    frontend = EditingFrontend(cells, {"applied": ["x"]})
+    frontend = FakePage(cells=cells, edit_reply={"applied": ["x"]}, dirty=False).connect()
     monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
     asked: list[ToolApproval] = []
 
@@ -385,7 +364,7 @@ async def test_a_conflict_the_frontend_found_is_refused_to_the_model(
     shell: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     refused = 'cell a changed since you read it: "x = 1" no longer occurs in it'
-    frontend = EditingFrontend(CELLS, {"refused": refused})
+    frontend = FakePage(cells=CELLS, edit_reply={"refused": refused}, dirty=False).connect()
     monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
     replace = {"replace": {"cell": "a", "old": "x = 1", "new": "x = 2"}}
     result = await call(edit_tool(shell, approve=lambda r: True), replace)
@@ -396,7 +375,7 @@ async def test_a_conflict_the_frontend_found_is_refused_to_the_model(
 async def test_a_bad_batch_is_refused_before_anything_is_shown(
     shell: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    frontend = EditingFrontend(CELLS, {"applied": []})
+    frontend = FakePage(cells=CELLS, edit_reply={"applied": []}, dirty=False).connect()
     monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
 
     def never(request: ToolApproval) -> bool:
@@ -451,7 +430,8 @@ async def test_a_bridge_that_does_not_answer_the_read_applies_nothing_and_says_w
     shell: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = notebook_file(tmp_path, CELLS)
-    bridge, comm = failing()
+    failing = FakePage(path="p", error="no model").connect()
+    bridge, comm = failing.bridge, failing.comm
     monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: bridge)
     result = await call(edit_tool(shell, approve=lambda r: True, path=path), INSERT)
     text = text_of(result)
@@ -474,7 +454,7 @@ HIDDEN_CALL = (
 async def test_the_review_shows_every_line_that_will_be_inserted(
     shell: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    frontend = EditingFrontend(CELLS, {"applied": ["h1"]})
+    frontend = FakePage(cells=CELLS, edit_reply={"applied": ["h1"]}, dirty=False).connect()
     monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
     asked: list[ToolApproval] = []
 
@@ -497,7 +477,7 @@ async def test_the_outcome_of_an_allowed_batch_is_heard_applied_or_refused(
 ) -> None:
     heard: list[tuple[str, str | None]] = []
 
-    def tool(frontend: EditingFrontend, policy: str = "ask") -> Any:
+    def tool(frontend: FakePage, policy: str = "ask") -> Any:
         monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
         tools = kernel_tools(
             shell,
@@ -512,9 +492,23 @@ async def test_the_outcome_of_an_allowed_batch_is_heard_applied_or_refused(
 
     replace = {"replace": {"cell": "a", "old": "x = 1", "new": "x = 2"}}
     refused = "cell a changed since you read it"
-    assert (await call(tool(EditingFrontend(CELLS, {"refused": refused})), replace)).is_error
-    assert not (await call(tool(EditingFrontend(CELLS, {"applied": []})), replace)).is_error
+    assert (
+        await call(
+            tool(FakePage(cells=CELLS, edit_reply={"refused": refused}, dirty=False).connect()),
+            replace,
+        )
+    ).is_error
+    assert not (
+        await call(
+            tool(FakePage(cells=CELLS, edit_reply={"applied": []}, dirty=False).connect()), replace
+        )
+    ).is_error
     assert heard == [("a", f"the notebook refused it: {refused}"), ("a", None)]
     # Under acceptEdits nobody was asked: no line is owed.
-    await call(tool(EditingFrontend(CELLS, {"applied": []}), policy="allow"), replace)
+    await call(
+        tool(
+            FakePage(cells=CELLS, edit_reply={"applied": []}, dirty=False).connect(), policy="allow"
+        ),
+        replace,
+    )
     assert len(heard) == 2

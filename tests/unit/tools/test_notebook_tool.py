@@ -4,7 +4,6 @@ cells edited since they ran are marked; selections, bounds, images and redaction
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 from pathlib import Path
@@ -12,14 +11,13 @@ from typing import Any
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
+from support.frontend import FakePage
 from support.toolkit import PNG_MAGIC, images_of, text_of
 
+from byre_jupyter.bridge import Bridge
 from byre_jupyter.tools import kernel_tools
 from byre_jupyter.tools.bounded import ToolLimits
 from byre_jupyter.tools.notebook import Cell, NotebookRead, read_notebook, render_notebook, select
-from byre_jupyter.tools.notebook_bridge import PROTOCOL, Bridge
-
-from .test_notebook_bridge import FakeComm, failing
 
 PNG = PNG_MAGIC + b"\x00" * 16
 SECRET = "sk-ant-api03-" + "x" * 60
@@ -46,19 +44,7 @@ def code(cell_id: str, source: str, count: int | None = None, outputs: Any = ())
 
 def answering_bridge(cells: list[dict[str, Any]], *, dirty: bool = True) -> Bridge:
     """A bridge whose frontend answers every read with ``cells``, as the extension does."""
-    bridge, comm = Bridge(), FakeComm()
-    hello = {"type": "hello", "protocol": PROTOCOL, "version": "0.1.0", "frontend": "lab"}
-    bridge.opened(comm, {"content": {"data": {**hello, "path": "work/live.ipynb"}}})
-    send = comm.send
-
-    def reply(data: dict[str, Any]) -> None:
-        send(data)
-        result = {"path": "work/live.ipynb", "dirty": dirty, "cells": cells}
-        answer = {"type": "reply", "id": data["id"], "ok": True, "result": result}
-        asyncio.get_running_loop().call_soon(comm.deliver, answer)
-
-    comm.send = reply  # type: ignore[method-assign]
-    return bridge
+    return FakePage(cells=cells, path="work/live.ipynb", dirty=dirty).connect().bridge
 
 
 def render(read: NotebookRead | str, **kwargs: Any) -> str:
@@ -96,7 +82,7 @@ async def test_without_the_bridge_the_saved_file_is_read_and_marked(tmp_path: Pa
 
 async def test_a_bridge_that_fails_falls_back_to_the_file_and_says_so(tmp_path: Path) -> None:
     path = notebook_file(tmp_path, [code("a", "saved source")])
-    bridge, _ = failing()
+    bridge = FakePage(path="p", error="no model").connect().bridge
     text = render(await read_notebook(bridge, path, images=False))
     assert "saved source" in text and "no model" in text and "may lag" in text
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from byre_jupyter.app.surfaces import as_outputs
-from byre_jupyter.tools.notebook_bridge import Bridge
-from byre_jupyter.tools.pending_answers import KEPT_CELLS, PendingAnswers
+from support.frontend import FakeComm, hello_of
 
-from .test_notebook_bridge import HELLO, FakeComm, connected
+from byre_jupyter.app.surfaces import as_outputs
+from byre_jupyter.bridge import Bridge
+from byre_jupyter.tools.pending_answers import KEPT_CELLS, PendingAnswers
 
 RECORD = [({"text/plain": "the answer"}, {"byre": {"portable": {"whole": "conversation"}}})]
 LIVE = [{"output_type": "display_data", "data": {"text/plain": "live"}, "metadata": {}}]
@@ -36,10 +36,16 @@ def answering(comm: FakeComm) -> FakeComm:
     return comm
 
 
+def connected(path: str = "work/a.ipynb") -> tuple[Bridge, FakeComm]:
+    bridge, comm = Bridge(), FakeComm()
+    bridge.opened(comm, {"content": {"data": hello_of(path)}})
+    return bridge, comm
+
+
 def reopen(bridge: Bridge) -> FakeComm:
     """Another page opens the notebook: a new comm, and its hello."""
     comm = answering(FakeComm())
-    bridge.opened(comm, {"content": {"data": {**HELLO, "path": "a.ipynb"}}})
+    bridge.opened(comm, {"content": {"data": hello_of("a.ipynb")}})
     return comm
 
 
@@ -90,7 +96,7 @@ async def test_a_record_sent_on_a_comm_the_page_replaced_waits_for_the_next_one(
     first.close_handler({})
     answers.slot("c1").finished(as_outputs(RECORD))  # type: ignore[union-attr]
     silent = FakeComm()  # the page's first comm: replaced before it answers
-    bridge.opened(silent, {"content": {"data": {**HELLO, "path": "a.ipynb"}}})
+    bridge.opened(silent, {"content": {"data": hello_of("a.ipynb")}})
     await settle()
     assert [r["cell"] for r in restores(silent)] == ["c1"] and list(answers.kept) == ["c1"]
     second = reopen(bridge)

@@ -4,7 +4,6 @@ history, Claude gets them back bounded and redacted; every refusal runs nothing.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import threading
 from collections.abc import Callable
@@ -12,62 +11,23 @@ from typing import Any
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
+from support.frontend import FakePage
 from support.toolkit import PNG_MAGIC, Kit, images_of, text_of
 
+from byre_jupyter.bridge import Bridge
 from byre_jupyter.tools import catalog
 from byre_jupyter.tools.bounded import ToolLimits
-from byre_jupyter.tools.notebook_bridge import PROTOCOL, Bridge
 from byre_jupyter.tools.notebook_run import MAX_CELL_CHARS, MAX_CELLS
 
-from .test_notebook_bridge import FakeComm
 from .test_notebook_tool import code
 
 SECRET = "sk-ant-api03-" + "q" * 60
 
 
-class Frontend:
-    """The extension's part: answers reads with ``cells`` and applies what a run sends to the
-    cell it names, as labextension/src/run.ts does."""
-
-    def __init__(self, cells: list[dict[str, Any]]) -> None:
-        self.cells = cells
-        self.bridge, self.comm = Bridge(), FakeComm()
-        hello = {"type": "hello", "protocol": PROTOCOL, "version": "0.1.0", "frontend": "lab"}
-        self.bridge.opened(self.comm, {"content": {"data": {**hello, "path": "live.ipynb"}}})
-        self.comm.send = self._receive  # type: ignore[method-assign]
-        self.messages: list[dict[str, Any]] = []
-
-    def cell(self, cell_id: str) -> dict[str, Any]:
-        return next(cell for cell in self.cells if cell["id"] == cell_id)
-
-    def outputs(self, cell_id: str) -> list[dict[str, Any]]:
-        return list(self.cell(cell_id)["outputs"])
-
-    def methods(self) -> list[str]:
-        return [str(m.get("method")) for m in self.messages]
-
-    def _receive(self, data: dict[str, Any]) -> None:
-        self.messages.append(data)
-        params = data.get("params", {})
-        if data["type"] == "notify" and data["method"] == "run.output":
-            self.cell(params["cell"])["outputs"].append(params["output"])
-        elif data["type"] == "notify" and data["method"] == "run.end":
-            self.cell(params["cell"])["execution_count"] = params["execution_count"]
-        elif data["type"] == "request":
-            result: dict[str, Any] = {}
-            if data["method"] == "read":
-                result = {"path": "live.ipynb", "dirty": True, "cells": self.cells}
-            elif data["method"] == "run.begin":
-                self.cell(params["cell"])["outputs"] = []
-                self.cell(params["cell"])["execution_count"] = None
-            answer = {"type": "reply", "id": data["id"], "ok": True, "result": result}
-            asyncio.get_running_loop().call_soon(self.comm.deliver, answer)
-
-
 @pytest.fixture
-def frontend(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Frontend]:
-    def make(*cells: dict[str, Any]) -> Frontend:
-        front = Frontend(list(cells))
+def frontend(monkeypatch: pytest.MonkeyPatch) -> Callable[..., FakePage]:
+    def make(*cells: dict[str, Any]) -> FakePage:
+        front = FakePage(cells=list(cells), path="live.ipynb").connect()
         monkeypatch.setattr(catalog, "bridge_of", lambda shell: front.bridge)
         return front
 
@@ -75,7 +35,7 @@ def frontend(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Frontend]:
 
 
 async def test_a_cell_runs_in_place_and_claude_gets_what_it_showed(
-    kit: Kit, frontend: Callable[..., Frontend]
+    kit: Kit, frontend: Callable[..., FakePage]
 ) -> None:
     source = (
         "from IPython.display import display, Markdown\n"
@@ -113,7 +73,7 @@ async def test_a_cell_runs_in_place_and_claude_gets_what_it_showed(
 
 
 async def test_a_cell_run_in_place_is_no_longer_marked_edited(
-    kit: Kit, frontend: Callable[..., Frontend]
+    kit: Kit, frontend: Callable[..., FakePage]
 ) -> None:
     ran = kit.shell.run_cell("x = 'as it ran'", store_history=True).execution_count
     frontend(code("c1", "x = 'typed since'", ran), code("asking", "%%claude\nq"))
@@ -125,7 +85,7 @@ async def test_a_cell_run_in_place_is_no_longer_marked_edited(
 
 
 async def test_an_error_goes_to_the_cell_and_to_claude_and_stops_the_rest(
-    kit: Kit, frontend: Callable[..., Frontend]
+    kit: Kit, frontend: Callable[..., FakePage]
 ) -> None:
     front = frontend(code("bad", "print('before')\n1 / 0"), code("next", "ran_next = True"))
     result = await kit.call("run_cells", cells=["bad", "next"])
@@ -141,7 +101,7 @@ async def test_an_error_goes_to_the_cell_and_to_claude_and_stops_the_rest(
 
 
 async def test_figures_reach_the_cell_and_claude_as_images(
-    kit: Kit, frontend: Callable[..., Frontend]
+    kit: Kit, frontend: Callable[..., FakePage]
 ) -> None:
     front = frontend(code("plot", "import matplotlib.pyplot as plt\nplt.plot([1, 3, 2]);"))
     result = await kit.call("run_cells", cells=["plot"])
@@ -151,7 +111,7 @@ async def test_figures_reach_the_cell_and_claude_as_images(
 
 
 async def test_credentials_are_redacted_in_the_cell_and_in_the_result(
-    kit: Kit, frontend: Callable[..., Frontend]
+    kit: Kit, frontend: Callable[..., FakePage]
 ) -> None:
     front = frontend(code("leak", f"token = {SECRET!r}\nprint(token)\nraise ValueError(token)"))
     result = await kit.call("run_cells", cells=["leak"])
@@ -171,7 +131,7 @@ display(Markdown('*{SECRET}*'))
 
 
 async def test_every_output_kind_is_redacted_in_the_cell(
-    kit: Kit, frontend: Callable[..., Frontend]
+    kit: Kit, frontend: Callable[..., FakePage]
 ) -> None:
     front = frontend(code("kinds", EVERY_KIND))
     result = await kit.call("run_cells", cells=["kinds"])
@@ -186,7 +146,7 @@ async def test_every_output_kind_is_redacted_in_the_cell(
 
 
 async def test_output_is_bounded_in_the_cell_and_in_the_result(
-    make_kit: Callable[..., Kit], frontend: Callable[..., Frontend]
+    make_kit: Callable[..., Kit], frontend: Callable[..., FakePage]
 ) -> None:
     kit = make_kit(limits=ToolLimits(max_output_chars=5_000))
     front = frontend(
@@ -213,7 +173,7 @@ async def test_output_is_bounded_in_the_cell_and_in_the_result(
     ],
 )
 async def test_refusals_run_nothing(
-    make_kit: Callable[..., Kit], frontend: Callable[..., Frontend], cells: Any, why: str
+    make_kit: Callable[..., Kit], frontend: Callable[..., FakePage], cells: Any, why: str
 ) -> None:
     front = frontend(
         code("c1", "ran = True"),
@@ -246,7 +206,7 @@ async def test_refusals_run_nothing(
     ],
 )
 async def test_a_cell_that_runs_claude_however_written_is_refused(
-    make_kit: Callable[..., Kit], frontend: Callable[..., Frontend], source: str
+    make_kit: Callable[..., Kit], frontend: Callable[..., FakePage], source: str
 ) -> None:
     front = frontend(code("sneaky", source), code("asking", "%%claude\nrun it"))
     kit = make_kit()
@@ -267,7 +227,7 @@ async def test_without_the_bridge_nothing_runs(kit: Kit, monkeypatch: pytest.Mon
 
 @pytest.mark.parametrize("policy", ["deny", "ask"])
 async def test_the_python_policy_gates_each_cell(
-    make_kit: Callable[..., Kit], frontend: Callable[..., Frontend], policy: str
+    make_kit: Callable[..., Kit], frontend: Callable[..., FakePage], policy: str
 ) -> None:
     asked: list[Any] = []
 
@@ -289,7 +249,7 @@ async def test_the_python_policy_gates_each_cell(
 
 
 async def test_the_runner_interrupt_stops_a_long_cell(
-    kit: Kit, frontend: Callable[..., Frontend], shell: InteractiveShell
+    kit: Kit, frontend: Callable[..., FakePage], shell: InteractiveShell
 ) -> None:
     started = threading.Event()
     shell.user_ns["started"] = started
@@ -308,7 +268,7 @@ async def test_the_runner_interrupt_stops_a_long_cell(
 
 
 async def test_the_cells_run_take_the_counts_after_the_asking_cells_own(
-    kit: Kit, frontend: Callable[..., Frontend]
+    kit: Kit, frontend: Callable[..., FakePage]
 ) -> None:
     """The %%claude cell keeps its count, the cells it ran take the next ones, each source in
     the history under its count (without a kernel there is no reply to keep at the cell's
@@ -329,7 +289,7 @@ async def test_the_cells_run_take_the_counts_after_the_asking_cells_own(
 
 
 async def test_a_cell_run_in_place_is_kept_with_its_turn_when_the_page_goes(
-    kit: Kit, frontend: Callable[..., Frontend]
+    kit: Kit, frontend: Callable[..., FakePage]
 ) -> None:
     from byre_jupyter.tools.pending_answers import pending_answers
 

@@ -6,82 +6,33 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable
 from typing import Any
 
 import pytest
+from support.frontend import FakeComm, FakePage, hello_of, next_request
 
+from byre_jupyter import bridge as notebook_bridge
 from byre_jupyter.app.doctor import bridge_check
-from byre_jupyter.tools import notebook_bridge
-from byre_jupyter.tools.notebook_bridge import (
+from byre_jupyter.bridge import (
     PROTOCOL,
-    TARGET,
     Bridge,
     BridgeError,
     BridgeTurn,
     Hello,
+    PageClosedError,
+    ReadNotebook,
     announce_turn,
     install_bridge,
     uninstall_bridge,
 )
+from byre_jupyter.bridge.messages import ApplyEdits, RunBegin
 
-HELLO = {"type": "hello", "protocol": PROTOCOL, "version": "0.1.0", "frontend": "lab"}
-
-
-class FakeComm:
-    """What ipykernel's Comm offers the bridge: send, on_msg, on_close, close."""
-
-    def __init__(self, target_name: str = TARGET) -> None:
-        self.target_name = target_name
-        self.sent: list[dict[str, Any]] = []
-        self.handler: Callable[[dict[str, Any]], None] | None = None
-        self.close_handler: Callable[[dict[str, Any]], None] | None = None
-        self.closed = False
-
-    def send(self, data: dict[str, Any]) -> None:
-        self.sent.append(data)
-
-    def on_msg(self, handler: Callable[[dict[str, Any]], None]) -> None:
-        self.handler = handler
-
-    def on_close(self, handler: Callable[[dict[str, Any]], None]) -> None:
-        self.close_handler = handler
-
-    def close(self) -> None:
-        self.closed = True
-
-    def deliver(self, data: dict[str, Any]) -> None:
-        assert self.handler is not None
-        self.handler({"content": {"data": data}})
+HELLO = hello_of("")
 
 
 def connected(path: str = "work/a.ipynb") -> tuple[Bridge, FakeComm]:
-    bridge, comm = Bridge(), FakeComm()
-    bridge.opened(comm, {"content": {"data": {**HELLO, "path": path}}})
-    return bridge, comm
-
-
-def failing(error: str = "no model") -> tuple[Bridge, FakeComm]:
-    """A connected bridge whose frontend answers every request with ``error`` (on the next
-    turn of the loop, as a real reply arrives)."""
-    bridge, comm = connected("p")
-    send = comm.send
-
-    def fail(data: dict[str, Any]) -> None:
-        send(data)
-        answer = {"type": "reply", "id": data["id"], "ok": False, "error": error}
-        asyncio.get_running_loop().call_soon(comm.deliver, answer)
-
-    comm.send = fail  # type: ignore[method-assign]
-    return bridge, comm
-
-
-async def next_request(comm: FakeComm) -> dict[str, Any]:
-    for _ in range(1000):  # the request is sent before the first await that waits
-        if comm.sent:
-            return comm.sent[-1]
-        await asyncio.sleep(0)
-    raise AssertionError("no request was sent")
+    page = FakePage(path=path, answering=False).connect()
+    return page.bridge, page.comm
 
 
 def test_the_hello_connects_and_names_the_notebook() -> None:
@@ -107,7 +58,7 @@ def test_a_hello_we_do_not_speak_does_not_connect(hello: dict[str, Any]) -> None
 
 async def test_a_request_gets_the_reply_with_its_id() -> None:
     bridge, comm = connected()
-    task = asyncio.ensure_future(bridge.request("read", {"images": False}))
+    task = asyncio.ensure_future(bridge.request(ReadNotebook(images=False)))
     request = await next_request(comm)
     assert request["type"] == "request"
     assert request["method"] == "read"
@@ -119,7 +70,7 @@ async def test_a_request_gets_the_reply_with_its_id() -> None:
 
 async def test_a_reply_from_a_subshell_thread_settles_on_the_loop() -> None:
     bridge, comm = connected()
-    task = asyncio.ensure_future(bridge.request("read", {}))
+    task = asyncio.ensure_future(bridge.request(ReadNotebook()))
     request = await next_request(comm)
     reply = {"type": "reply", "id": request["id"], "ok": True, "result": {"cells": [1]}}
     thread = threading.Thread(target=comm.deliver, args=(reply,))
@@ -130,7 +81,7 @@ async def test_a_reply_from_a_subshell_thread_settles_on_the_loop() -> None:
 
 async def test_a_frontend_that_fails_says_why() -> None:
     bridge, comm = connected()
-    task = asyncio.ensure_future(bridge.request("read", {}))
+    task = asyncio.ensure_future(bridge.request(ReadNotebook()))
     request = await next_request(comm)
     comm.deliver({"type": "reply", "id": request["id"], "ok": False, "error": "model gone"})
     with pytest.raises(BridgeError, match="model gone"):
@@ -140,12 +91,12 @@ async def test_a_frontend_that_fails_says_why() -> None:
 async def test_a_silent_frontend_times_out() -> None:
     bridge, _ = connected()
     with pytest.raises(BridgeError, match="did not answer"):
-        await bridge.request("read", {}, timeout=0.01)
+        await bridge.request(ReadNotebook(), timeout=0.01)
 
 
 async def test_closing_the_comm_fails_what_waits_and_disconnects() -> None:
     bridge, comm = connected()
-    task = asyncio.ensure_future(bridge.request("read", {}))
+    task = asyncio.ensure_future(bridge.request(ReadNotebook()))
     await next_request(comm)
     assert comm.close_handler is not None
     comm.close_handler({})
@@ -153,23 +104,115 @@ async def test_closing_the_comm_fails_what_waits_and_disconnects() -> None:
         await asyncio.wait_for(task, 5)
     assert not bridge.connected
     with pytest.raises(BridgeError, match="not connected"):
-        await bridge.request("read", {})
+        await bridge.request(ReadNotebook())
 
 
-async def test_a_reloaded_page_replaces_the_old_comm() -> None:
+async def test_a_newer_page_serves_and_the_older_stays_for_when_it_closes() -> None:
+    """A reloaded page, or a second tab: the kernel's announce comes before its hello, and the
+    page that said hello last serves; the older one's late close changes nothing."""
     bridge, old = connected("old.ipynb")
-    task = asyncio.ensure_future(bridge.request("read", {}))
-    await next_request(old)
+    task = asyncio.ensure_future(bridge.request(ReadNotebook()))
+    request = await next_request(old)
     new = FakeComm()
     bridge.attach(new)  # the kernel's own announce, before the page's hello
-    assert not bridge.connected
-    with pytest.raises(BridgeError, match="reconnected"):
-        await asyncio.wait_for(task, 5)
+    assert bridge.hello is not None and bridge.hello.path == "old.ipynb"
+    old.deliver({"type": "reply", "id": request["id"], "ok": True, "result": {"cells": []}})
+    assert await task == {"cells": []}  # asked of the old page, answered by it
     new.deliver({**HELLO, "path": "new.ipynb"})
     assert bridge.hello is not None and bridge.hello.path == "new.ipynb"
-    assert old.close_handler is not None
-    old.close_handler({})  # the old comm's late close does not disconnect the new one
-    assert bridge.connected
+    assert bridge.pages == 2
+    old.page_closed()  # the old comm's late close does not disconnect the new one
+    assert bridge.connected and bridge.comm is new and bridge.pages == 1
+
+
+CELLS = [{"id": "a", "cell_type": "code", "source": "x = 1", "execution_count": 1, "outputs": []}]
+
+
+def two_pages() -> tuple[FakePage, FakePage]:
+    """Two tabs on one notebook and kernel: each opened its own comm."""
+    first = FakePage(cells=CELLS, path="n.ipynb").connect()
+    second = FakePage(first.bridge, cells=CELLS, path="n.ipynb").connect()
+    return first, second
+
+
+async def test_when_the_page_holding_the_bridge_closes_the_other_takes_over() -> None:
+    first, second = two_pages()
+    bridge = first.bridge
+    assert (await bridge.request(ReadNotebook()))["cells"] == CELLS
+    assert second.requests and not first.requests  # the newest serves
+    turn = BridgeTurn(bridge, "ask")
+    second.close()
+    assert bridge.connected and bridge.comm is first.comm
+    # The page that took over heard of the running turn as it began, once.
+    assert first.notified("turn.") == [("turn.begin", {"cell": "ask"})]
+    assert (await bridge.request(ReadNotebook()))["cells"] == CELLS
+    first.edit_reply = {"applied": ["b"]}
+    edit = ApplyEdits([{"insert": {"after": "a", "cell_type": "code", "source": "y"}}], {})
+    assert await bridge.request(edit) == {"applied": ["b"]}
+    turn.end()
+    assert first.notified("turn.")[-1] == ("turn.end", {"cell": "ask"})
+    assert len(first.edits) == 1 and second.edits == []
+    first.close()
+    assert not bridge.connected
+
+
+async def test_a_read_in_flight_on_a_page_that_closes_is_asked_of_the_next() -> None:
+    first, second = two_pages()
+    second.answering = False
+    task = asyncio.ensure_future(first.bridge.request(ReadNotebook()))
+    await next_request(second.comm)
+    second.close()
+    assert await asyncio.wait_for(task, 5) == {"path": "n.ipynb", "dirty": True, "cells": CELLS}
+    assert [r["method"] for r in first.requests] == ["read"]
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        ApplyEdits([{"delete": {"cell": "a"}}], {"conversation": "c", "turn": 1}),
+        RunBegin("a", 4),
+    ],
+    ids=["edit", "run.begin"],
+)
+async def test_an_edit_or_run_in_flight_on_a_page_that_closes_fails_and_is_not_resent(
+    message: ApplyEdits | RunBegin,
+) -> None:
+    """The closed page may have applied it: asking the next page would apply it twice."""
+    first, second = two_pages()
+    second.answering = False
+    task = asyncio.ensure_future(first.bridge.request(message))
+    await next_request(second.comm)
+    second.close()
+    with pytest.raises(PageClosedError, match=r"closed before it answered.*read the notebook"):
+        await asyncio.wait_for(task, 5)
+    assert first.requests == []  # nothing asked again
+    assert first.bridge.connected
+
+
+async def test_a_reply_counts_only_from_the_page_that_was_asked() -> None:
+    first, second = two_pages()
+    second.answering = False
+    task = asyncio.ensure_future(first.bridge.request(ApplyEdits([], {})))
+    request = await next_request(second.comm)
+    forged = {"type": "reply", "id": request["id"], "ok": True, "result": {"applied": ["x"]}}
+    first.comm.deliver(forged)
+    await asyncio.sleep(0)
+    assert not task.done()
+    second.comm.deliver({**forged, "result": {"applied": []}})
+    assert await asyncio.wait_for(task, 5) == {"applied": []}
+
+
+def test_a_comm_that_never_said_hello_never_serves() -> None:
+    """The kernel's announced comm before any page took it, or a page of another protocol."""
+    bridge = Bridge()
+    announced, stale = FakeComm(), FakeComm()
+    bridge.attach(announced)
+    bridge.opened(stale, {"content": {"data": {**HELLO, "protocol": 99, "path": "a"}}})
+    assert not bridge.connected and bridge.pages == 0 and bridge.refused == "99"
+    page = FakePage(bridge, path="a").connect()
+    assert bridge.comm is page.comm and bridge.refused is None
+    page.close()
+    assert not bridge.connected
 
 
 def editing(cell: object) -> dict[str, Any]:
@@ -345,3 +388,23 @@ def test_loading_closes_the_comms_of_our_target_it_did_not_open(
     uninstall_bridge(shell)
     assert announced[0].closed
     assert notebook_bridge.bridge_of(shell) is None
+
+
+def test_doctor_says_how_many_pages_share_the_bridge() -> None:
+    first, second = two_pages()
+    check = bridge_check(first.bridge, "lab", vscode=False)
+    assert check is not None and "connected: JupyterLab (1 of 2 pages, the newest)" in check.detail
+    second.close()
+    check = bridge_check(first.bridge, "lab", vscode=False)
+    assert check is not None and "connected: JupyterLab, bridge" in check.detail
+
+
+def test_every_page_hears_the_turns_so_none_keeps_one_that_ended() -> None:
+    """A turn that ends while the newer page holds the bridge ends on the older page too: else
+    the older one, taking over later, would still take edits in a turn that is over."""
+    first, second = two_pages()
+    BridgeTurn(first.bridge, "ask").end()
+    told = [("turn.begin", {"cell": "ask"}), ("turn.end", {"cell": "ask"})]
+    assert first.notified("turn.") == told and second.notified("turn.") == told
+    second.close()
+    assert first.notified("turn.") == told  # no turn runs: nothing more to tell
