@@ -252,7 +252,7 @@ async def test_an_approved_batch_goes_to_the_bridge_with_provenance(
     shell: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     frontend = EditingFrontend(CELLS, {"applied": ["p1", "a"]})
-    monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
+    monkeypatch.setattr("byre_jupyter.tools.spec.bridge_of", lambda s: frontend.bridge)
     asked: list[ToolApproval] = []
 
     def approve(request: ToolApproval) -> Allow:
@@ -281,7 +281,7 @@ async def test_an_approved_batch_goes_to_the_bridge_with_provenance(
 
 async def test_a_denied_batch_changes_nothing(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     frontend = EditingFrontend(CELLS, {"applied": []})
-    monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
+    monkeypatch.setattr("byre_jupyter.tools.spec.bridge_of", lambda s: frontend.bridge)
     result = await call(edit_tool(shell, approve=lambda r: Deny("not now")), INSERT)
     assert result.is_error and "not now" in text_of(result)
     assert frontend.edits == []
@@ -291,7 +291,7 @@ async def test_accept_edits_applies_without_asking(
     shell: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     frontend = EditingFrontend(CELLS, {"applied": ["p1"]})
-    monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
+    monkeypatch.setattr("byre_jupyter.tools.spec.bridge_of", lambda s: frontend.bridge)
 
     def never(request: ToolApproval) -> bool:
         raise AssertionError("asked under acceptEdits")
@@ -319,7 +319,7 @@ async def test_an_edit_of_a_cell_that_runs_claude_asks_in_every_mode(
 ) -> None:
     cells = [*CELLS, code("older", "%%time\n%%claude\nsummarise {df}", 3)]
     frontend = EditingFrontend(cells, {"applied": ["x"]})
-    monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
+    monkeypatch.setattr("byre_jupyter.tools.spec.bridge_of", lambda s: frontend.bridge)
     asked: list[ToolApproval] = []
 
     def deny(request: ToolApproval) -> Deny:
@@ -339,7 +339,7 @@ async def test_a_conflict_the_frontend_found_is_refused_to_the_model(
 ) -> None:
     refused = 'cell a changed since you read it: "x = 1" no longer occurs in it'
     frontend = EditingFrontend(CELLS, {"refused": refused})
-    monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
+    monkeypatch.setattr("byre_jupyter.tools.spec.bridge_of", lambda s: frontend.bridge)
     replace = {"replace": {"cell": "a", "old": "x = 1", "new": "x = 2"}}
     result = await call(edit_tool(shell, approve=lambda r: True), replace)
     assert result.is_error
@@ -350,7 +350,7 @@ async def test_a_bad_batch_is_refused_before_anything_is_shown(
     shell: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     frontend = EditingFrontend(CELLS, {"applied": []})
-    monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
+    monkeypatch.setattr("byre_jupyter.tools.spec.bridge_of", lambda s: frontend.bridge)
 
     def never(request: ToolApproval) -> bool:
         raise AssertionError("a bad batch reached the card")
@@ -405,7 +405,7 @@ async def test_a_bridge_that_does_not_answer_the_read_applies_nothing_and_says_w
 ) -> None:
     path = notebook_file(tmp_path, CELLS)
     bridge, comm = failing()
-    monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: bridge)
+    monkeypatch.setattr("byre_jupyter.tools.spec.bridge_of", lambda s: bridge)
     result = await call(edit_tool(shell, approve=lambda r: True, path=path), INSERT)
     text = text_of(result)
     assert result.is_error and "Not applied" in text and "did not answer" in text, text
@@ -428,7 +428,7 @@ async def test_the_review_shows_every_line_that_will_be_inserted(
     shell: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     frontend = EditingFrontend(CELLS, {"applied": ["h1"]})
-    monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
+    monkeypatch.setattr("byre_jupyter.tools.spec.bridge_of", lambda s: frontend.bridge)
     asked: list[ToolApproval] = []
 
     def approve(request: ToolApproval) -> Allow:
