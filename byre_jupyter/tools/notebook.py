@@ -68,7 +68,7 @@ MAX_FILE_BYTES = 64 * 1024 * 1024
 #: Each output's text in the summary; the whole result shares ``max_output_chars``.
 OUTPUT_CHARS = 2_000
 #: An earlier ``%%claude`` answer's text: the notebook's own history, not the user's work, so
-#: less than an output (issue 29).
+#: less than an output.
 ANSWER_CHARS = 1_000
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _WIDGET = "application/vnd.jupyter.widget-view+json"

@@ -302,7 +302,7 @@ def _claude_record(answer: str, cards: str) -> dict[str, Any]:
 async def test_an_earlier_claude_answer_is_read_as_its_text_not_its_tool_cards(
     tmp_path: Path, shell: InteractiveShell
 ) -> None:
-    """Issue 29: a notebook's own history (earlier answers with their tool cards and the cells
+    """A notebook's own history (earlier answers with their tool cards and the cells
     those reads returned) ate the read's budget; a %%claude cell reads as its answer."""
     cards = "\n".join(f"🔧 byre.notebook ▸ nested read {i} " + "·" * 200 for i in range(40))
     answer = "The mean is 4.2; the outlier is row 17."
