@@ -34,7 +34,14 @@ from ..session import (
     PermissionRequest,
     Session,
 )
-from ..tools import EditApproval, PythonApproval, PythonRunner, ToolApproval, kernel_tools
+from ..tools import (
+    EditApproval,
+    PythonApproval,
+    PythonRunner,
+    ToolApproval,
+    ToolContext,
+    bind_tools,
+)
 from ..tools.claude_cells import EDIT_TOOL, asks_always
 from ..tools.edit_log import EditLog
 from ..tools.kinds import shorten
@@ -187,23 +194,22 @@ class Approvals:
             cwd = os.path.abspath(self.config.cwd or os.getcwd())
             return notebook_path(self.shell.user_ns, cwd)
 
-        server = McpServer("byre")
-        server.add_tools(
-            kernel_tools(
-                self.shell,
-                approve=functools.partial(self._in_kernel, name),
-                policy=lambda: str(self.config.python_tool),
-                read_policy=lambda: str(self.config.read_tools),
-                runner=self.runner,
-                notebook_path=notebook,
-                asking_cell=lambda: self._turn_cell(name),
-                edit_policy=lambda: self._edit_policy(name),
-                provenance=lambda: self._provenance(name),
-                environment=lambda: self.config.env,
-                edit_outcome=functools.partial(self._edit_outcome, name),
-                on_edited=functools.partial(self.edit_log.record, name),
-            )
+        context = ToolContext(
+            self.shell,
+            self.runner,
+            approve=functools.partial(self._in_kernel, name),
+            python_policy=lambda: str(self.config.python_tool),
+            read_policy=lambda: str(self.config.read_tools),
+            edit_policy=lambda: self._edit_policy(name),
+            notebook_path=notebook,
+            asking_cell=lambda: self._turn_cell(name),
+            provenance=lambda: self._provenance(name),
+            environment=lambda: self.config.env,
+            edit_outcome=functools.partial(self._edit_outcome, name),
+            on_edited=functools.partial(self.edit_log.record, name),
         )
+        server = McpServer("byre")
+        server.add_tools(bind_tools(context))
         return server
 
     def _edit_policy(self, name: str) -> str:

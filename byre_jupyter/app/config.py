@@ -35,11 +35,16 @@ from traitlets.config import Configurable
 
 from ..errors import ByreWarning
 from ..protocol import EFFORT_LEVELS, PERMISSION_MODES, PermissionMode
+from ..tools.policy import tool_list
+from ..tools.registry import read_tool_names
 from ..transport.launch import Setting, launch_fields
 from .hostspares import on_hub
 from .policy import mode_refusal, read_policy
 
 __all__ = ["LAUNCH_TRAITS", "Claude", "launch_settings"]
+
+#: The tools ``read_tools`` gates, as its help names them (from their records).
+_READ_TOOLS = tool_list([f"`{name}`" for name in read_tool_names()])
 
 
 class Claude(Configurable):
@@ -185,9 +190,9 @@ class Claude(Configurable):
     ).tag(config=True)  # fmt: skip
     read_tools = Enum(
         ["allow", "ask", "deny"], default_value="allow",
-        help="Claude's read tools on the kernel (`variables`, `inspect`, `history`): allow, ask "
-        "before each call (as `python_tool`), or deny. They never run the user's code and show "
-        "credentials as [redacted].",
+        help=f"Claude's read tools on the kernel ({_READ_TOOLS}): allow, ask before each call (as "
+        "`python_tool`), or deny. They never run the user's code and show credentials as "
+        "[redacted].",
     ).tag(config=True)  # fmt: skip
     rerun = Enum(
         ["branch", "append"], default_value="branch",

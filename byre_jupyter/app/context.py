@@ -15,11 +15,13 @@ absolute in recent versions).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..session import HookCallback
 from ..session.index import NOTEBOOK_ENV
+from ..tools import KERNEL_TOOLS, KernelTool
+from ..tools.registry import prompt_lines
 
 __all__ = ["GUARDED_TOOLS", "guard_hook", "notebook_path", "system_prompt"]
 
@@ -28,20 +30,10 @@ GUARDED_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 PROMPT = """\
 You are running inside a Jupyter kernel, called from a %%claude cell of a notebook{where}. \
 The user reads your answer in the cell's output.
-- The user's live Python session is this kernel. To look at their variables use the \
-mcp__byre__variables and mcp__byre__inspect tools, to see what they ran use \
-mcp__byre__history, and to run Python in their session (their variables, imports and data) \
-use mcp__byre__python. Prefer these over Bash `python -c`, which starts a separate \
-interpreter that has none of the user's state.
-- To see the notebook's cells (their source as on screen, unsaved edits included, their \
-outputs and errors, which cell is asking you and which were edited since they ran) use \
-mcp__byre__notebook, not Read on the .ipynb file: the file is JSON that may lag behind the \
-screen.
-- To change cells (insert, edit or delete them) use mcp__byre__edit_notebook with the cell ids \
-mcp__byre__notebook shows; the user reviews each batch. Short code meant only to be read can \
-go in fenced code blocks in your answer.
-- To run notebook cells so their outputs appear in the cells themselves, use \
-mcp__byre__run_cells with their ids.
+- The user's live Python session is this kernel, and the mcp__byre__ tools work in it. Prefer \
+them over Bash `python -c`, which starts a separate interpreter that has none of the user's \
+state.
+{tools}
 - Never use Read, Write, Edit or NotebookEdit on the open .ipynb file: it is open in the \
 user's editor and unsaved changes there would conflict. Use the notebook tools instead, or run \
 code with mcp__byre__python."""
@@ -70,9 +62,11 @@ def notebook_path(user_ns: Mapping[str, Any], cwd: str) -> str | None:
     return os.path.normpath(os.path.join(cwd, path))
 
 
-def system_prompt(path: str | None) -> str:
+def system_prompt(path: str | None, tools: Sequence[KernelTool] = KERNEL_TOOLS) -> str:
+    """The prompt for the notebook at ``path``: one line per kernel tool, from its record."""
     where = f" ({path})" if path else ""
-    return PROMPT.format(where=where)
+    lines = "\n".join(f"- {line}" for line in prompt_lines(tools))
+    return PROMPT.format(where=where, tools=lines)
 
 
 def guard_hook(path: Callable[[], str | None]) -> HookCallback:

@@ -1,12 +1,14 @@
 """Tools that let Claude work in the user's live kernel (``mcp__byre__python`` and friends).
 
-``kernel_tools(shell, ...)`` returns the ``McpTool`` list for the session's ``byre`` MCP server;
+Each tool is one record (``spec.KernelTool``) in its own module under ``specs/``, listed in
+``registry.KERNEL_TOOLS``; ``bind_tools(ToolContext(...))`` (or ``kernel_tools(shell, ...)``)
+returns the ``McpTool`` list for the session's ``byre`` MCP server;
 ``PythonRunner.interrupt()`` stops Claude's running code; ``PythonRun`` records each run for the
 notebook's card.
 """
 
 from .bounded import ToolLimits
-from .catalog import kernel_tools, run_result
+from .catalog import run_result
 from .policy import (
     ApproveFn,
     EditApproval,
@@ -16,12 +18,16 @@ from .policy import (
     ReadApproval,
     ToolApproval,
 )
+from .registry import KERNEL_TOOLS, bind_tools, kernel_tools
 from .runner import PythonRun, PythonRunCancelled, PythonRunner, RunStatus
+from .spec import KernelTool, ToolContext
 
 __all__ = [
+    "KERNEL_TOOLS",
     "ApproveFn",
     "EditApproval",
     "EditOutcome",
+    "KernelTool",
     "Policy",
     "PythonApproval",
     "PythonRun",
@@ -30,7 +36,9 @@ __all__ = [
     "ReadApproval",
     "RunStatus",
     "ToolApproval",
+    "ToolContext",
     "ToolLimits",
+    "bind_tools",
     "kernel_tools",
     "run_result",
 ]

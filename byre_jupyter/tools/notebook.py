@@ -67,6 +67,9 @@ NOTEBOOK_SCHEMA: dict[str, Any] = {
 MAX_FILE_BYTES = 64 * 1024 * 1024
 #: Each output's text in the summary; the whole result shares ``max_output_chars``.
 OUTPUT_CHARS = 2_000
+#: An earlier ``%%claude`` answer's text: the notebook's own history, not the user's work, so
+#: less than an output.
+ANSWER_CHARS = 1_000
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _WIDGET = "application/vnd.jupyter.widget-view+json"
 _IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
@@ -257,6 +260,22 @@ def _output_summary(output: Mapping[str, Any], images: bool) -> tuple[str, list[
     return f"[{label}]\n" + "\n".join(parts), found
 
 
+def _answer(output: Mapping[str, Any]) -> str | None:
+    """The answer's text of a ``%%claude`` record output (``metadata.byre``, ui/record.py), or
+    None for any other output. A record saved before records carried ``answer`` gives its
+    plain text, of which the answer is the end (it follows the tool cards)."""
+    metadata = output.get("metadata")
+    byre = metadata.get("byre") if isinstance(metadata, Mapping) else None
+    if not isinstance(byre, Mapping):
+        return None
+    answer = byre.get("answer")
+    if isinstance(answer, str):
+        return answer
+    data = output.get("data")
+    whole = _text(data.get("text/plain")) if isinstance(data, Mapping) else ""
+    return whole if len(whole) <= ANSWER_CHARS else "…" + whole[-(ANSWER_CHARS - 1) :]
+
+
 def _decode(value: object) -> bytes | None:
     try:
         return base64.b64decode(_text(value).replace("\n", ""), validate=True) or None
@@ -303,6 +322,17 @@ def render_notebook(
         summaries = []
         # The asking cell's outputs are this very turn, still running: nothing to read there.
         outputs = () if asking is not None and cell.id == asking else cell.outputs
+        answers = [_answer(output) for output in outputs]
+        if any(answer is not None for answer in answers):
+            # An earlier turn's record: its answer's text, not its tool cards and the cells
+            # its reads returned, so the budget goes to the user's cells.
+            summaries = [
+                "[%%claude answer: its text; tool cards and images left out]\n"
+                + clip(answer.rstrip(), ANSWER_CHARS)
+                for answer in answers
+                if answer is not None
+            ]
+            outputs = ()
         for output in outputs:
             text, found = _output_summary(output, images)
             summaries.append(clip(text.rstrip(), OUTPUT_CHARS))

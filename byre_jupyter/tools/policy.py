@@ -1,7 +1,8 @@
 """Whether Claude may use a kernel tool: the policy and the approver, one path for all four.
 
 Two policies gate the tools: ``Claude.python_tool`` for ``python`` and ``Claude.read_tools`` for
-``variables``, ``inspect`` and ``history`` (each ``"allow"``, ``"ask"`` or ``"deny"``). A policy is
+the read tools (each ``"allow"``, ``"ask"`` or ``"deny"``; which tools read is each tool record's
+``gate``, ``tools/spec.py``, and the words name them from there: :func:`read_gate`). A policy is
 read at every call, so ``%config`` takes effect for the next tool call. Under ``"ask"`` an
 approver (the notebook UI) decides each call; without one the call is denied, never silently
 allowed. ``edit_notebook`` follows the session's permission mode instead (``acceptEdits`` and
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
@@ -28,6 +29,8 @@ __all__ = [
     "ReadApproval",
     "ToolApproval",
     "decide",
+    "read_gate",
+    "tool_list",
 ]
 
 log = logging.getLogger(__name__)
@@ -57,7 +60,7 @@ class PythonApproval:
 
 @dataclass(frozen=True)
 class ReadApproval:
-    """What the approver is asked about: one ``variables``, ``inspect`` or ``history`` call."""
+    """What the approver is asked about: one call of a read tool (``inspect``, ``notebook``)."""
 
     tool: str
     input: Mapping[str, Any] = field(default_factory=dict)
@@ -79,7 +82,7 @@ ToolApproval = Union[PythonApproval, ReadApproval, EditApproval]  # noqa: UP007
 
 
 @dataclass(frozen=True)
-class _Gate:
+class Gate:
     """The words a denial uses for one policy trait."""
 
     trait: str
@@ -87,15 +90,25 @@ class _Gate:
     action: str
 
 
-_PYTHON = _Gate("python_tool", "The python tool", "Running Python")
-_READ = _Gate("read_tools", "The read tools (variables, inspect, history)", "Reading the kernel")
-_EDIT = _Gate("permission_mode", "Editing the notebook", "Editing the notebook's cells")
+_PYTHON = Gate("python_tool", "The python tool", "Running Python")
+_EDIT = Gate("permission_mode", "Editing the notebook", "Editing the notebook's cells")
 
 
-def _gate(request: ToolApproval) -> _Gate:
+def tool_list(names: Sequence[str]) -> str:
+    """``a, b and c``: tool names as the gate's words and the trait's help list them."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def read_gate(names: Sequence[str]) -> Gate:
+    """The read tools' gate, naming ``names`` (the records gated by ``Claude.read_tools``)."""
+    listed = f" ({tool_list(names)})" if names else ""
+    return Gate("read_tools", f"The read tools{listed}", "Reading the kernel")
+
+
+def _gate(request: ToolApproval, read_tools: Sequence[str]) -> Gate:
     if type(request) is EditApproval:
         return _EDIT
-    return _PYTHON if type(request) is PythonApproval else _READ
+    return _PYTHON if type(request) is PythonApproval else read_gate(read_tools)
 
 
 def enable_hint(trait: str) -> str:
@@ -119,14 +132,17 @@ decision, and why it did not apply (None: it applied)."""
 
 
 async def decide(
-    request: ToolApproval, policy: Callable[[], str], approve: ApproveFn | None
+    request: ToolApproval,
+    policy: Callable[[], str],
+    approve: ApproveFn | None,
+    read_tools: Sequence[str] = (),
 ) -> Decision:
     """The decision for one call under the current policy; a denial's ``message`` is for
-    Claude.
+    Claude, and names the ``read_tools`` when it is about one of them.
 
     Cancellation while the approver waits propagates (the call never starts).
     """
-    gate = _gate(request)
+    gate = _gate(request, read_tools)
     mode = policy()
     if mode == "allow":
         return Allow(approved_by="policy")

@@ -31,6 +31,8 @@ from typing import Any
 
 import nh3
 
+from byre_jupyter.tools.bounded import clip
+from byre_jupyter.tools.notebook import ANSWER_CHARS
 from byre_jupyter.ui.format import (
     card_input_note,
     card_input_text,
@@ -588,6 +590,11 @@ def _metadata(view: TurnView, extra: Mapping[str, Any]) -> dict[str, Any]:
             **({"scripted": True} if view.scripted else {}),
             "duration_s": view.duration_s,
             "usage": usage,
+            # What a later read of the notebook returns of this turn (tools/notebook.py).
+            "answer": clip(
+                "\n\n".join(str(b.text) for b in view.blocks if isinstance(b, TextView)),
+                ANSWER_CHARS,
+            ),
             **extra,
         }
     }

@@ -1,4 +1,6 @@
 """What the UI knows about each tool: one table, keyed by tool name, with a generic fallback.
+The CLI's own tools are written here; the kernel tools' entries are their records' cards
+(``tools/registry.py``), and :class:`ToolInfo` itself lives beside them (``tools/card.py``).
 
 :data:`TOOLS` holds, per tool, what its card's one-line summary shows, which input is the
 card's body, whether it has a diff, how an approval card describes it (``ui/approval_card.py``
@@ -15,17 +17,19 @@ import difflib
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from byre_jupyter.protocol import sniff_image_type
 from byre_jupyter.session.permissions import Allowance, Scope
+from byre_jupyter.tools.card import ApprovalKind, ToolInfo, read_only_card
+from byre_jupyter.tools.registry import cards
 from byre_jupyter.ui.edit_card import input_diff, input_summary
 from byre_jupyter.ui.reveal import reveal
 
 __all__ = [
     "SCOPE_WORDS",
     "TOOLS",
+    "ApprovalKind",
     "ToolInfo",
     "allowance_choices",
     "allowance_lines",
@@ -43,53 +47,6 @@ __all__ = [
 
 _SUMMARY_MAX = 120
 
-#: How an approval card lays out a call (``ui/approval_card.py`` has one describer per kind).
-ApprovalKind = Literal[
-    "bash",
-    "python",
-    "write",
-    "edit",
-    "multi_edit",
-    "notebook_edit",
-    "notebook_edits",
-    "run_cell",
-    "agent",
-    "titled",
-    "generic",
-]
-
-
-@dataclass(frozen=True)
-class ToolInfo:
-    """One tool's entry in :data:`TOOLS`."""
-
-    #: Input keys whose first non-empty string is the card's one-line summary (else its JSON).
-    summary_keys: tuple[str, ...] = ()
-    #: An input key holding a list of names (cell ids) that the summary joins, when it has one.
-    summary_list: str | None = None
-    #: The input key a card shows as the call's body, and the words before it (``"$ "``).
-    body_key: str | None = None
-    body_prefix: str = ""
-    #: ``edit`` or ``multi_edit``: the card shows a diff of the strings it replaces;
-    #: ``notebook``: of the cells an edit_notebook batch proposes (ui/edit_card.py).
-    diff: Literal["edit", "multi_edit", "notebook"] | None = None
-    #: How the approval card describes a call; for ``titled``, its action words, the input key
-    #: named after them and the words after that.
-    approval: ApprovalKind = "generic"
-    action: str = ""
-    named: str | None = None
-    after: str = ""
-    #: What "Always allow" covers, and the input key it looks at.
-    allow: Scope = "input"
-    allow_key: str = ""
-    #: What "Always allow" covers in the user's words, when the scope's own words would name
-    #: the tool and not the thing (a cell, code, the notebook's edits). ``{position}`` and the
-    #: like are the call's input fields (an "input" allowance keeps the input).
-    covers: str = ""
-    #: A subagent: its result is the CLI's hand-back frame around the subagent's report.
-    subagent: bool = False
-
-
 _FILE_KEYS = ("file_path", "notebook_path", "path")
 _AGENT = ToolInfo(
     summary_keys=("description", "subagent_type"),
@@ -100,8 +57,7 @@ _AGENT = ToolInfo(
 )
 
 
-def _read_only(action: str, named: str | None = None, after: str = "", **kw: Any) -> ToolInfo:
-    return ToolInfo(approval="titled", action=action, named=named, after=after, allow="tool", **kw)
+_read_only = read_only_card
 
 
 TOOLS: dict[str, ToolInfo] = {
@@ -154,34 +110,8 @@ TOOLS: dict[str, ToolInfo] = {
         approval="titled",
         action="Claude wants to plan before changing anything: switch to plan mode?",
     ),
-    "mcp__byre__python": ToolInfo(
-        summary_keys=("code",), body_key="code", approval="python", covers="this exact code again"
-    ),
-    "mcp__byre__variables": _read_only(
-        "List the variables in your kernel", summary_keys=("code",), body_key="code"
-    ),
-    "mcp__byre__inspect": _read_only(
-        "Inspect", "name", "in your kernel", summary_keys=("code",), body_key="code"
-    ),
-    "mcp__byre__history": _read_only(
-        "Read your recent cells", summary_keys=("code",), body_key="code"
-    ),
-    # One review card per batch; "Always allow" lets the session's later batches apply.
-    "mcp__byre__edit_notebook": ToolInfo(
-        diff="notebook",
-        approval="notebook_edits",
-        allow="tool",
-        covers="every later edit of this notebook's cells without a review card (but an edit of "
-        "a cell that runs Claude, which always asks)",
-    ),
-    # Gated per cell by the python tool's policy (tools/notebook_run.py); each cell's card
-    # names the cell by its position and first line.
-    "mcp__byre__run_cells": ToolInfo(
-        summary_list="cells",
-        body_key="code",
-        approval="run_cell",
-        covers="running cell {position} again, only while its source is exactly this",
-    ),
+    # The kernel tools' cards come with their records (tools/registry.py).
+    **cards(),
 }
 """Every tool the UI knows by name; :func:`tool_info` falls back to a generic entry."""
 

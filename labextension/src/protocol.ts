@@ -141,6 +141,10 @@ export function snapshotOutput(output: unknown, images: boolean): Json {
       out[key] = typeof value === 'string' ? clip(value) : '';
     } else if (key === 'execution_count') {
       out[key] = typeof value === 'number' ? value : null;
+    } else if (key === 'metadata' && isObject(value) && isObject(value.byre)) {
+      // A %%claude record: the kernel reads its answer's text, not its tool cards.
+      const answer = value.byre.answer;
+      out.metadata = { byre: { answer: typeof answer === 'string' ? clip(answer) : null } };
     }
   }
   return out;

@@ -100,6 +100,18 @@ test('images are sent only when asked for, text is clipped', () => {
   assert.equal(withImages.data['image/png'], PNG);
 });
 
+test("a %%claude record keeps only its answer's text of its metadata", () => {
+  const record = {
+    output_type: 'display_data',
+    data: { 'text/plain': 'whole exchange' },
+    metadata: { byre: { answer: 'The mean is 4.2.', session_id: 's' }, other: 1 }
+  };
+  const out = snapshotOutput(record, false) as { metadata: unknown };
+  assert.deepEqual(out.metadata, { byre: { answer: 'The mean is 4.2.' } });
+  const plain = snapshotOutput({ output_type: 'stream', text: 'x', metadata: {} }, false);
+  assert.equal((plain as { metadata?: unknown }).metadata, undefined);
+});
+
 test('an error keeps its name, value and traceback', () => {
   const out = snapshotOutput(
     { output_type: 'error', ename: 'ZeroDivisionError', evalue: 'division by zero', traceback: ['a', 'b'] },

@@ -231,7 +231,7 @@ async def test_an_approved_batch_goes_to_the_bridge_with_provenance(
     shell: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     frontend = FakePage(cells=CELLS, edit_reply={"applied": ["p1", "a"]}, dirty=False).connect()
-    monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
+    monkeypatch.setattr("byre_jupyter.tools.spec.bridge_of", lambda s: frontend.bridge)
     asked: list[ToolApproval] = []
 
     def approve(request: ToolApproval) -> Allow:
@@ -267,7 +267,7 @@ async def test_only_a_batch_that_landed_goes_to_the_edit_log(
     logged: list[Any] = []
     tool = edit_tool(shell, approve=lambda r: Allow(), on_edited=lambda *a: logged.append(a))
     landed = FakePage(cells=CELLS, edit_reply={"applied": ["p1"]}, dirty=False).connect()
-    monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: landed.bridge)
+    monkeypatch.setattr("byre_jupyter.tools.spec.bridge_of", lambda s: landed.bridge)
     assert not (await call(tool, INSERT)).is_error
     ((provenance, changes, order),) = logged
     assert provenance == {"conversation": "conv-1", "turn": 3}
@@ -278,7 +278,7 @@ async def test_only_a_batch_that_landed_goes_to_the_edit_log(
     refused = FakePage(
         cells=CELLS, edit_reply={"refused": "cell a changed since you read it"}, dirty=False
     ).connect()
-    monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: refused.bridge)
+    monkeypatch.setattr("byre_jupyter.tools.spec.bridge_of", lambda s: refused.bridge)
     assert (await call(tool, INSERT)).is_error
     assert len(logged) == 1
 
@@ -289,7 +289,7 @@ async def test_the_prompt_in_the_provenance_is_redacted_like_the_record(
     """The turn's prompt is saved into each changed cell's metadata: a credential in it is
     redacted there as in the cell's record, and the result is still within the page's 200."""
     frontend = FakePage(cells=CELLS, edit_reply={"applied": ["p1"]}, dirty=False).connect()
-    monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
+    monkeypatch.setattr("byre_jupyter.tools.spec.bridge_of", lambda s: frontend.bridge)
     prompt = f"use key {SECRET} to plot " + "x" * 300
     tools = kernel_tools(
         shell,
@@ -307,7 +307,7 @@ async def test_the_prompt_in_the_provenance_is_redacted_like_the_record(
 
 async def test_a_denied_batch_changes_nothing(shell: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     frontend = FakePage(cells=CELLS, edit_reply={"applied": []}, dirty=False).connect()
-    monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
+    monkeypatch.setattr("byre_jupyter.tools.spec.bridge_of", lambda s: frontend.bridge)
     result = await call(edit_tool(shell, approve=lambda r: Deny("not now")), INSERT)
     assert result.is_error and "not now" in text_of(result)
     assert frontend.edits == []
@@ -317,7 +317,7 @@ async def test_accept_edits_applies_without_asking(
     shell: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     frontend = FakePage(cells=CELLS, edit_reply={"applied": ["p1"]}, dirty=False).connect()
-    monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
+    monkeypatch.setattr("byre_jupyter.tools.spec.bridge_of", lambda s: frontend.bridge)
 
     def never(request: ToolApproval) -> bool:
         raise AssertionError("asked under acceptEdits")
@@ -345,7 +345,7 @@ async def test_an_edit_of_a_cell_that_runs_claude_asks_in_every_mode(
 ) -> None:
     cells = [*CELLS, code("older", "%%time\n%%claude\nsummarise {df}", 3)]
     frontend = FakePage(cells=cells, edit_reply={"applied": ["x"]}, dirty=False).connect()
-    monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
+    monkeypatch.setattr("byre_jupyter.tools.spec.bridge_of", lambda s: frontend.bridge)
     asked: list[ToolApproval] = []
 
     def deny(request: ToolApproval) -> Deny:
@@ -365,7 +365,7 @@ async def test_a_conflict_the_frontend_found_is_refused_to_the_model(
 ) -> None:
     refused = 'cell a changed since you read it: "x = 1" no longer occurs in it'
     frontend = FakePage(cells=CELLS, edit_reply={"refused": refused}, dirty=False).connect()
-    monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
+    monkeypatch.setattr("byre_jupyter.tools.spec.bridge_of", lambda s: frontend.bridge)
     replace = {"replace": {"cell": "a", "old": "x = 1", "new": "x = 2"}}
     result = await call(edit_tool(shell, approve=lambda r: True), replace)
     assert result.is_error
@@ -376,7 +376,7 @@ async def test_a_bad_batch_is_refused_before_anything_is_shown(
     shell: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     frontend = FakePage(cells=CELLS, edit_reply={"applied": []}, dirty=False).connect()
-    monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
+    monkeypatch.setattr("byre_jupyter.tools.spec.bridge_of", lambda s: frontend.bridge)
 
     def never(request: ToolApproval) -> bool:
         raise AssertionError("a bad batch reached the card")
@@ -432,7 +432,7 @@ async def test_a_bridge_that_does_not_answer_the_read_applies_nothing_and_says_w
     path = notebook_file(tmp_path, CELLS)
     failing = FakePage(path="p", error="no model").connect()
     bridge, comm = failing.bridge, failing.comm
-    monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: bridge)
+    monkeypatch.setattr("byre_jupyter.tools.spec.bridge_of", lambda s: bridge)
     result = await call(edit_tool(shell, approve=lambda r: True, path=path), INSERT)
     text = text_of(result)
     assert result.is_error and "Not applied" in text and "did not answer" in text, text
@@ -455,7 +455,7 @@ async def test_the_review_shows_every_line_that_will_be_inserted(
     shell: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     frontend = FakePage(cells=CELLS, edit_reply={"applied": ["h1"]}, dirty=False).connect()
-    monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
+    monkeypatch.setattr("byre_jupyter.tools.spec.bridge_of", lambda s: frontend.bridge)
     asked: list[ToolApproval] = []
 
     def approve(request: ToolApproval) -> Allow:
@@ -478,7 +478,7 @@ async def test_the_outcome_of_an_allowed_batch_is_heard_applied_or_refused(
     heard: list[tuple[str, str | None]] = []
 
     def tool(frontend: FakePage, policy: str = "ask") -> Any:
-        monkeypatch.setattr("byre_jupyter.tools.catalog.bridge_of", lambda s: frontend.bridge)
+        monkeypatch.setattr("byre_jupyter.tools.spec.bridge_of", lambda s: frontend.bridge)
         tools = kernel_tools(
             shell,
             approve=lambda r: Allow(),

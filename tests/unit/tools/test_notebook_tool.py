@@ -272,3 +272,48 @@ def test_widget_outputs_and_the_asking_cells_own_outputs_are_not_reprs() -> None
     assert "[widget]" in text and "An earlier answer" in text
     asking = text.split("--- ")[2]
     assert "[display]" not in asking
+
+
+def _claude_record(answer: str, cards: str) -> dict[str, Any]:
+    """A ``%%claude`` cell's saved record as ui/record.py writes it: the whole exchange in
+    every type (tool cards and their nested reads included), the answer's text in metadata."""
+    whole = f"> **default** ▸ look\n\n{cards}\n\n{answer}\n\n*sonnet · 3 s*"
+    return {
+        "output_type": "display_data",
+        "data": {"text/markdown": whole, "text/html": f"<div>{whole}</div>", "text/plain": whole},
+        "metadata": {"byre": {"session_id": "s", "answer": answer}},
+    }
+
+
+async def test_an_earlier_claude_answer_is_read_as_its_text_not_its_tool_cards(
+    tmp_path: Path, shell: InteractiveShell
+) -> None:
+    """A notebook's own history (earlier answers with their tool cards and the cells
+    those reads returned) ate the read's budget; a %%claude cell reads as its answer."""
+    cards = "\n".join(f"🔧 byre.notebook ▸ nested read {i} " + "·" * 200 for i in range(40))
+    answer = "The mean is 4.2; the outlier is row 17."
+    claude = code("q", "%%claude\nlook at the data", 2, [_claude_record(answer, cards)])
+    user = code("u", "df = load()\ndf.describe()", 3)
+    path = notebook_file(tmp_path, [claude, user])
+    tools = {t.name: t for t in kernel_tools(shell, notebook_path=lambda: path)}
+    text = text_of(await tools["notebook"].function({}))
+    assert answer in text and "df.describe()" in text
+    assert "nested read" not in text  # neither the tool cards nor what their reads returned
+    assert len(text) < 1_500
+
+
+async def test_a_long_claude_answer_is_bounded_and_a_record_without_its_text_too(
+    tmp_path: Path, shell: InteractiveShell
+) -> None:
+    long_answer = "word " * 5_000
+    old = _claude_record("x", "🔧 byre.notebook ▸ nested read " + "·" * 20_000)
+    del old["metadata"]["byre"]["answer"]  # saved before records carried their answer
+    cells = [
+        code("q", "%%claude\nsummarise", 2, [_claude_record(long_answer, "🔧 byre.python")]),
+        code("o", "%%claude\nolder", 3, [old]),
+    ]
+    path = notebook_file(tmp_path, cells)
+    tools = {t.name: t for t in kernel_tools(shell, notebook_path=lambda: path)}
+    text = text_of(await tools["notebook"].function({}))
+    assert len(text) < 2_600  # each answer within its own bound, below an output's
+    assert "word word" in text

@@ -15,7 +15,7 @@ from support.frontend import FakePage
 from support.toolkit import PNG_MAGIC, Kit, images_of, text_of
 
 from byre_jupyter.bridge import Bridge
-from byre_jupyter.tools import catalog
+from byre_jupyter.tools import registry, spec
 from byre_jupyter.tools.bounded import ToolLimits
 from byre_jupyter.tools.notebook_run import MAX_CELL_CHARS, MAX_CELLS
 
@@ -28,7 +28,7 @@ SECRET = "sk-ant-api03-" + "q" * 60
 def frontend(monkeypatch: pytest.MonkeyPatch) -> Callable[..., FakePage]:
     def make(*cells: dict[str, Any]) -> FakePage:
         front = FakePage(cells=list(cells), path="live.ipynb").connect()
-        monkeypatch.setattr(catalog, "bridge_of", lambda shell: front.bridge)
+        monkeypatch.setattr(spec, "bridge_of", lambda shell: front.bridge)
         return front
 
     return make
@@ -182,7 +182,7 @@ async def test_refusals_run_nothing(
         code("other", "%%claude\nan older question"),
     )
     kit = make_kit()
-    kit.tools["run_cells"] = catalog.kernel_tools(
+    kit.tools["run_cells"] = registry.kernel_tools(
         kit.shell, policy=lambda: "allow", runner=kit.runner, asking_cell=lambda: "asking"
     )[-1]
     count = kit.shell.execution_count
@@ -219,7 +219,7 @@ async def test_a_cell_that_runs_claude_however_written_is_refused(
 
 async def test_without_the_bridge_nothing_runs(kit: Kit, monkeypatch: pytest.MonkeyPatch) -> None:
     for bridge in (None, Bridge()):  # none, or one no frontend said hello on
-        monkeypatch.setattr(catalog, "bridge_of", lambda shell, bridge=bridge: bridge)
+        monkeypatch.setattr(spec, "bridge_of", lambda shell, bridge=bridge: bridge)
         result = await kit.call("run_cells", cells=["c1"])
         assert result.is_error and "needs the notebook frontend's bridge" in text_of(result)
     assert kit.runs == []
@@ -278,7 +278,7 @@ async def test_the_cells_run_take_the_counts_after_the_asking_cells_own(
     shell.history_manager.store_inputs(claude, asking)  # type: ignore[union-attr]
     shell.execution_count = claude + 1
     front = frontend(code("a", "first = 1"), code("b", "second = 2"), code("asking", asking))
-    tool = catalog.kernel_tools(
+    tool = registry.kernel_tools(
         shell, policy=lambda: "allow", runner=kit.runner, asking_cell=lambda: "asking"
     )[-1]
     await tool.function({"cells": ["a", "b"]})

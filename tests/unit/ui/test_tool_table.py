@@ -38,3 +38,14 @@ def test_what_always_allow_covers_follows_the_tool_kind() -> None:
         assert tool_info(name).allow == "tool", name
     for name in ("mcp__byre__python", "WebFetch", "Agent", "mcp__other__x"):
         assert tool_info(name).allow == "input", name
+
+
+def test_a_kernel_read_tools_card_summarises_its_own_input() -> None:
+    """inspect and notebook name what they read on the card's line; the table once gave them
+    the python tool's ``code`` key, so the line was the call's raw JSON."""
+    from byre_jupyter.ui.toolinfo import summarize_tool_input
+
+    assert summarize_tool_input("mcp__byre__inspect", {"name": "df.columns"}) == "df.columns"
+    assert summarize_tool_input("mcp__byre__notebook", {"cell": "c-7"}) == "c-7"
+    assert summarize_tool_input("mcp__byre__notebook", {"start": "a", "end": "b"}) == "a"
+    assert tool_info("mcp__byre__notebook").allow == "tool"  # a read tool, as inspect is
