@@ -191,6 +191,13 @@ class Bridge:
         for request_id, flight in moved:
             self._move(request_id, flight)
 
+    def _fail_pending(self, why: str) -> None:
+        """Fail every request in flight (as their timeout would)."""
+        with self._lock:
+            flights = list(self._pending.values())
+        for flight in flights:
+            flight.future.get_loop().call_soon_threadsafe(_fail, flight.future, BridgeError(why))
+
     def _move(self, request_id: str, flight: _InFlight) -> None:
         """A request whose page closed: asked again of the page that took over when that
         changes nothing (a read), else failed, never applied twice."""

@@ -162,9 +162,12 @@ class ShowLive(Notify):
 
 @dataclass(frozen=True)
 class RestoreRecord(Request):
-    """A finished record no page showed: kept until a page replies that it wrote it."""
+    """A finished record no page showed: kept until a page replies that it wrote it. Asked
+    again of the next page when the one asked closed first: it replaces the cell's outputs,
+    so a second write changes nothing."""
 
     method: ClassVar[str] = "cell.restore"
+    resend: ClassVar[bool] = True
     cell: str
     outputs: list[dict[str, Json]]
     final: bool = True

@@ -147,7 +147,7 @@ async def test_when_the_page_holding_the_bridge_closes_the_other_takes_over() ->
     assert first.notified("turn.") == [("turn.begin", {"cell": "ask"})]
     assert (await bridge.request(ReadNotebook()))["cells"] == CELLS
     first.edit_reply = {"applied": ["b"]}
-    edit = ApplyEdits([{"insert": {"after": "a", "cell_type": "code", "source": "y"}}], {})
+    edit = ApplyEdits([{"insert": {"after": "a", "cell_type": "code", "source": "y"}}], {}, {})
     assert await bridge.request(edit) == {"applied": ["b"]}
     turn.end()
     assert first.notified("turn.")[-1] == ("turn.end", {"cell": "ask"})
@@ -169,7 +169,7 @@ async def test_a_read_in_flight_on_a_page_that_closes_is_asked_of_the_next() -> 
 @pytest.mark.parametrize(
     "message",
     [
-        ApplyEdits([{"delete": {"cell": "a"}}], {"conversation": "c", "turn": 1}),
+        ApplyEdits([{"delete": {"cell": "a"}}], {}, {"conversation": "c", "turn": 1}),
         RunBegin("a", 4),
     ],
     ids=["edit", "run.begin"],
@@ -192,7 +192,7 @@ async def test_an_edit_or_run_in_flight_on_a_page_that_closes_fails_and_is_not_r
 async def test_a_reply_counts_only_from_the_page_that_was_asked() -> None:
     first, second = two_pages()
     second.answering = False
-    task = asyncio.ensure_future(first.bridge.request(ApplyEdits([], {})))
+    task = asyncio.ensure_future(first.bridge.request(ApplyEdits([], {}, {})))
     request = await next_request(second.comm)
     forged = {"type": "reply", "id": request["id"], "ok": True, "result": {"applied": ["x"]}}
     first.comm.deliver(forged)

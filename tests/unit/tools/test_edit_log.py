@@ -252,6 +252,7 @@ async def test_undo_reviews_one_batch_and_applies_it_without_provenance() -> Non
     (sent,) = frontend.edits
     assert sent == {
         "edits": [{"replace": {"cell": "b", "old": "y = 20", "new": "y = 2", "whole": True}}],
+        "reviewed": {},  # a whole-text replace is its own check
         "provenance": None,
     }
     assert "restored cells b" in outcome.text
