@@ -36,8 +36,8 @@ from ..session import (
 )
 from ..tools import EditApproval, PythonApproval, PythonRunner, ToolApproval, kernel_tools
 from ..tools.claude_cells import EDIT_TOOL, asks_always
-from ..ui.approval_card import describe_request
 from ..ui.cards import Card
+from ..ui.describe_call import describe_request
 from ..ui.toolinfo import allowance_text
 from .asking import ASKING, follow_mode
 from .config import Claude
