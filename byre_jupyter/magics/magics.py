@@ -39,7 +39,7 @@ from ..protocol import (
     model_label,
     parse_context_usage,
 )
-from ..session.accounting import short_tokens
+from ..session.accounting import format_cost, short_tokens
 from ..tools.notebook_bridge import announce_turn, bridge_of
 from ..ui.format import context_meter
 from ..ui.markdown import inert_line
@@ -695,7 +695,7 @@ def origin_text(origin: Origin) -> str:
 def dollars(amount: float) -> str:
     """A dollar amount for Markdown. The ``$`` is escaped: Jupyter reads two bare ``$`` in one
     paragraph (two rows of a table) as LaTeX, and the row turns into italic maths."""
-    return f"\\${amount:.4f}"
+    return "\\" + format_cost(amount)
 
 
 def doctor_report(ext: ClaudeExtension) -> str:

@@ -11,6 +11,10 @@ name across the session swaps that re-running a cell makes (each branch is a new
 new CLI process), so every turn paid for is in it, abandoned branches included. Each name's
 ledger also adds into its ``parent``, the kernel's: what the kernel's spending cap
 (``Claude.kernel_budget_usd``) is checked against, which a closed session name still counts in.
+
+:func:`format_cost` is the one way a cost reads to the user (footers, headers, ``%claude
+usage``, history): ``$0.0123``; a turn of the scripted model (the offline demo) is marked as
+such, so a price nobody paid never reads as spending.
 """
 
 from __future__ import annotations
@@ -19,7 +23,16 @@ from dataclasses import dataclass, field
 
 from ..protocol import AssistantMessage, CompactBoundary, Message, ResultMessage, TokenUsage
 
-__all__ = ["ContextFill", "ContextGauge", "CostMeter", "Ledger", "short_tokens", "turn_cost"]
+__all__ = [
+    "NO_COST",
+    "ContextFill",
+    "ContextGauge",
+    "CostMeter",
+    "Ledger",
+    "format_cost",
+    "short_tokens",
+    "turn_cost",
+]
 
 
 @dataclass(frozen=True)
@@ -78,6 +91,18 @@ class ContextGauge:
                 (window,) = message.context_windows.values()
             self.fill = ContextFill(self.fill.used, window or self.fill.window)
         return self.fill != before
+
+
+#: What a cost reads as when there is none (the CLI gave no figure).
+NO_COST = "$-"
+
+
+def format_cost(amount: float | None, *, scripted: bool = False) -> str:
+    """A cost in US dollars for the user: ``$0.0123``, four places (a turn often costs under a
+    cent); ``(scripted)`` after it when the scripted model answered, which no one pays;
+    :data:`NO_COST` for None."""
+    text = NO_COST if amount is None else f"${amount:.4f}"
+    return f"{text} (scripted)" if scripted else text
 
 
 @dataclass

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import textwrap
 
-from byre_jupyter.session.accounting import ContextFill, short_tokens
+from byre_jupyter.session.accounting import ContextFill, format_cost, short_tokens
 from byre_jupyter.ui.blocks import ImageView, ToolCardView
 from byre_jupyter.ui.reveal import reveal
 from byre_jupyter.ui.toolinfo import input_lines, tool_info
@@ -139,7 +139,7 @@ def footer_parts(view: TurnView) -> list[str]:
             f"{format_tokens(view.tokens_in)} in / {format_tokens(view.tokens_out)} out tokens"
         )
     if view.cost_usd is not None and reached_model:
-        parts.append(f"${view.cost_usd:.4f}")
+        parts.append(format_cost(view.cost_usd))
     if meter := context_meter(view.context):
         parts.append(f"context {meter}")
     if view.interrupted:

@@ -16,6 +16,7 @@ import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from byre_jupyter.session.accounting import format_cost
 from byre_jupyter.ui.style import ACCENT
 
 __all__ = ["HistoryEntry", "history_bundle"]
@@ -63,7 +64,7 @@ def _prompt(entry: HistoryEntry) -> str:
 
 
 def _cost(entry: HistoryEntry) -> str:
-    return f"${entry.cost_usd:.4f}" if entry.cost_usd is not None else "$-"
+    return format_cost(entry.cost_usd)
 
 
 def _text_line(entry: HistoryEntry) -> str:

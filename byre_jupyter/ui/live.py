@@ -37,6 +37,7 @@ import ipywidgets as W
 import traitlets as T
 
 from byre_jupyter.protocol import EFFORT_LEVELS, PERMISSION_MODES, PermissionMode
+from byre_jupyter.session.accounting import format_cost
 from byre_jupyter.ui.coalesce import Coalescer, LoopLike, TimerLike
 from byre_jupyter.ui.comms import StatusKeeper, UpdateAcknowledger
 from byre_jupyter.ui.format import (
@@ -736,7 +737,7 @@ class LiveView:
         if view.tokens_in or tokens_out:
             parts.append(f"{format_tokens(view.tokens_in)} in / {format_tokens(tokens_out)} out")
         if view.cost_usd is not None:
-            parts.append(f"${view.cost_usd:.4f}")
+            parts.append(format_cost(view.cost_usd))
         if view.retry is not None and view.status == "retrying":
             retry = view.retry
             code = f" {retry.error_status}" if retry.error_status is not None else ""
