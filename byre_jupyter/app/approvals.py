@@ -45,8 +45,8 @@ from ..tools import (
 from ..tools.claude_cells import EDIT_TOOL, asks_always
 from ..tools.edit_log import EditLog
 from ..tools.kinds import shorten
-from ..ui.approval_card import describe_request
 from ..ui.cards import Card
+from ..ui.describe_call import describe_request
 from ..ui.toolinfo import allowance_text
 from .asking import ASKING, follow_mode
 from .config import Claude

@@ -11,6 +11,10 @@ name across the session swaps that re-running a cell makes (each branch is a new
 new CLI process), so every turn paid for is in it, abandoned branches included. Each name's
 ledger also adds into its ``parent``, the kernel's: what the kernel's spending cap
 (``Claude.kernel_budget_usd``) is checked against, which a closed session name still counts in.
+
+:func:`format_cost` is the one way a cost reads to the user (footers, headers, ``%claude
+usage``, history): ``$0.0123``; a turn of the scripted model (the offline demo) is marked as
+such, so a price nobody paid never reads as spending.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from dataclasses import dataclass, field
 from ..protocol import AssistantMessage, CompactBoundary, Message, ResultMessage, TokenUsage
 
 __all__ = [
+    "NO_COST",
     "SCRIPTED_COST",
     "ContextFill",
     "ContextGauge",
@@ -33,6 +38,8 @@ __all__ = [
 #: What a cost of byre's scripted API shows instead of dollars (the offline demo, the tests):
 #: the CLI prices the scripted tokens as a model's, and nobody paid them.
 SCRIPTED_COST = "scripted model"
+#: A cost the CLI did not report.
+NO_COST = "$-"
 
 
 @dataclass(frozen=True)
@@ -58,11 +65,12 @@ def short_tokens(count: int) -> str:
 
 
 def format_cost(amount: float | None, *, scripted: bool = False) -> str:
-    """``$0.0123`` (plain text: a Markdown caller escapes the ``$``), ``$-`` for no figure,
-    or :data:`SCRIPTED_COST` for a scripted run whatever the CLI priced."""
+    """The one way a cost reads to the user: ``$0.0123``, four places (a turn often costs
+    under a cent; plain text: a Markdown caller escapes the ``$``), :data:`NO_COST` for no
+    figure, or :data:`SCRIPTED_COST` for a scripted run whatever the CLI priced."""
     if scripted:
         return SCRIPTED_COST
-    return "$-" if amount is None else f"${amount:.4f}"
+    return NO_COST if amount is None else f"${amount:.4f}"
 
 
 class ContextGauge:

@@ -4,31 +4,22 @@ Most tools get the approval card (ui/approval_card.py). A tool that asks the *us
 rather than for permission has a card of its own: Claude's questions (``AskUserQuestion``,
 ui/question_card.py) and Claude's plan (``ExitPlanMode``, ui/plan_card.py). Every card has the
 same face to the rest of the kernel (:class:`Card`): its widget, a future with the decision,
-and :meth:`Card.reject` for Stop and the end of the turn.
+and :meth:`Card.reject` for Stop and the end of the turn; they build on one frame
+(ui/card_frame.py), so a new card is its rows and its answer, and one line here.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Any
 
-from byre_jupyter.session.permissions import Decision
 from byre_jupyter.ui.approval_card import ApprovalCard
+from byre_jupyter.ui.card_frame import Card
 from byre_jupyter.ui.plan_card import PlanCard
 from byre_jupyter.ui.question_card import QuestionCard, parse_questions
 
 __all__ = ["Card", "make_card"]
-
-
-class Card(Protocol):
-    """A live card in a cell: ``await card.decision`` for the user's answer."""
-
-    title: str
-    widget: Any
-    decision: asyncio.Future[Decision]
-
-    def reject(self, reason: str) -> None: ...
 
 
 def _questions(

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from byre_jupyter.session.permissions import Allow, Decision, Deny
+from byre_jupyter.ui.card_frame import CardFrame
 from byre_jupyter.ui.markdown import escape_text, render_markdown
 
 __all__ = [
@@ -120,7 +121,7 @@ def plan_html(plan: str) -> str:
     return f'<div class="byre-plan-body" style="{_PLAN_BOX}">{body}</div>'
 
 
-class PlanCard:
+class PlanCard(CardFrame):
     """A live card for one ``ExitPlanMode`` call; ``await card.decision`` for the answer."""
 
     def __init__(
@@ -132,34 +133,20 @@ class PlanCard:
         own: Callable[[Any], Any] = lambda w: w,
         folder: str | None = None,
     ) -> None:
-        import ipywidgets as W
-
-        self.tool_name = tool_name
-        self.tool_input = dict(tool_input)
+        super().__init__(tool_name, tool_input, loop=loop, own=own)
+        W = self._W
         self.plan = plan_text(tool_input, folder if folder is not None else plans_folder())
         self.title = "Claude's plan"
-        self._loop = loop
-        self.decision: asyncio.Future[Decision] = loop.create_future()
 
-        title = own(
-            W.HTML(
-                f'<div class="byre-approval-title" style="line-height:1.4">'
-                f"<b>{escape_text(self.title)}</b> "
-                f'<span style="{_DIM}">Approve it and Claude starts; or keep planning, '
-                "with what to change.</span></div>",
-                layout=own(W.Layout(width="100%", margin="2px 0")),
-            )
+        title = self.html(
+            f'<div class="byre-approval-title" style="line-height:1.4">'
+            f"<b>{escape_text(self.title)}</b> "
+            f'<span style="{_DIM}">Approve it and Claude starts; or keep planning, '
+            "with what to change.</span></div>"
         )
-        body = own(W.HTML(plan_html(self.plan), layout=own(W.Layout(width="100%", margin="2px 0"))))
-        self.approve = own(
-            W.Button(
-                description="Approve",
-                button_style="success",
-                icon="check",
-                layout=own(W.Layout(width="auto")),
-            )
-        )
-        self.mode_menu = own(
+        body = self.html(plan_html(self.plan))
+        self.approve = self.button("Approve", "check", "success")
+        self.mode_menu = self.control(
             W.Dropdown(
                 options=[
                     ("then ask before edits (default)", "default"),
@@ -169,32 +156,12 @@ class PlanCard:
                 layout=own(W.Layout(width="auto")),
             )
         )
-        self.keep = own(
-            W.Button(description="Keep planning", icon="pencil", layout=own(W.Layout(width="auto")))
-        )
-        self.feedback = own(
-            W.Text(
-                placeholder="what to change (sent to Claude)",
-                continuous_update=False,  # synced on blur, before the click on Keep planning
-                layout=own(W.Layout(width="auto", flex="1 1 100%", min_width="12em")),
-            )
-        )
+        self.keep = self.button("Keep planning", "pencil")
+        self.feedback = self.text_box("what to change (sent to Claude)")
         self.approve.on_click(lambda _b: self._clicked("approve"))
         self.keep.on_click(lambda _b: self._clicked("keep"))
-        buttons = own(
-            W.HBox(
-                (self.approve, self.mode_menu, self.keep, self.feedback),
-                layout=own(W.Layout(flex_flow="row wrap", align_items="center")),
-            )
-        )
-        self.widget = own(
-            W.VBox(
-                (title, body, buttons),
-                layout=own(W.Layout(border="1px solid #d4a017", padding="0.3em", margin="0.3em 0")),
-            )
-        )
-        self.widget.add_class("byre-approval-card")
-        self.widget.add_class("byre-plan-card")
+        buttons = self.row((self.approve, self.mode_menu, self.keep, self.feedback))
+        self.frame((title, body, buttons), "byre-plan-card")
 
     def answer(self, choice: str, mode: str = "default", feedback: str = "") -> Decision:
         """``approve`` (continuing in ``mode``) or ``keep`` (planning, told ``feedback``)."""
@@ -207,15 +174,4 @@ class PlanCard:
         )
 
     def _clicked(self, choice: str) -> None:  # any thread
-        decision = self.answer(choice, str(self.mode_menu.value), str(self.feedback.value or ""))
-        self._loop.call_soon_threadsafe(self._resolve, decision)
-
-    def _resolve(self, decision: Decision) -> None:
-        if not self.decision.done():
-            self.decision.set_result(decision)
-        for control in (self.approve, self.mode_menu, self.keep, self.feedback):
-            control.disabled = True
-
-    def reject(self, reason: str) -> None:
-        """Stop/■ or the turn ended: answer deny without a click."""
-        self._resolve(Deny(reason))
+        self.settle(self.answer(choice, str(self.mode_menu.value), str(self.feedback.value or "")))

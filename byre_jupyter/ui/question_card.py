@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from byre_jupyter.session.permissions import Allow, Decision, Deny
+from byre_jupyter.ui.card_frame import CardFrame
 from byre_jupyter.ui.markdown import escape_text
 from byre_jupyter.ui.reveal import reveal, reveal_html
 
@@ -140,7 +141,7 @@ def question_html(question: Question) -> str:
     )
 
 
-class QuestionCard:
+class QuestionCard(CardFrame):
     """A live card for one ``AskUserQuestion`` call; ``await card.decision`` for the answer."""
 
     def __init__(
@@ -151,43 +152,27 @@ class QuestionCard:
         loop: asyncio.AbstractEventLoop,
         own: Callable[[Any], Any] = lambda w: w,
     ) -> None:
-        import ipywidgets as W
-
-        self.tool_name = tool_name
-        self.tool_input = dict(tool_input)
+        super().__init__(tool_name, tool_input, loop=loop, own=own)
+        W = self._W
         self.questions = parse_questions(tool_input)
         count = len(self.questions)
         self.title = "Claude has a question" if count == 1 else f"Claude has {count} questions"
-        self._loop = loop
-        self.decision: asyncio.Future[Decision] = loop.create_future()
         #: Per question: its option buttons or checkboxes, and its "Other" text box.
         self._picked: dict[str, str] = {}
         self.option_buttons: dict[str, list[Any]] = {}
         self.checkboxes: dict[str, list[Any]] = {}
         self.others: dict[str, Any] = {}
-        self._controls: list[Any] = []
         one_click = len(self.questions) == 1 and not self.questions[0].multi
 
         rows: list[Any] = [
-            own(
-                W.HTML(
-                    f'<div class="byre-approval-title"><b>{escape_text(self.title)}</b></div>',
-                    layout=own(W.Layout(width="100%", margin="2px 0")),
-                )
-            )
+            self.html(f'<div class="byre-approval-title"><b>{escape_text(self.title)}</b></div>')
         ]
         for question in self.questions:
-            rows.append(
-                own(
-                    W.HTML(
-                        question_html(question), layout=own(W.Layout(width="100%", margin="2px 0"))
-                    )
-                )
-            )
+            rows.append(self.html(question_html(question)))
             for option in question.options:
                 label = reveal(option.label, one_line=True)
                 if question.multi:
-                    control = own(
+                    control = self.control(
                         W.Checkbox(
                             value=False,
                             description=label,
@@ -197,7 +182,9 @@ class QuestionCard:
                     )
                     self.checkboxes.setdefault(question.text, []).append(control)
                 else:
-                    control = own(W.ToggleButton(value=False, description=label, tooltip=label))
+                    control = self.control(
+                        W.ToggleButton(value=False, description=label, tooltip=label)
+                    )
                     control.layout = own(W.Layout(width="auto"))
                     control.add_class("byre-question-option")
                     control.observe(
@@ -205,7 +192,6 @@ class QuestionCard:
                         names="value",
                     )
                     self.option_buttons.setdefault(question.text, []).append(control)
-                self._controls.append(control)
                 described = reveal(option.description, one_line=True)
                 words = own(
                     W.HTML(
@@ -214,65 +200,23 @@ class QuestionCard:
                         layout=own(W.Layout(margin="0 0 0 0.5em")),
                     )
                 )
-                rows.append(
-                    own(
-                        W.HBox(
-                            (control, words),
-                            layout=own(W.Layout(flex_flow="row wrap", align_items="center")),
-                        )
-                    )
-                )
-            other = own(
-                W.Text(
-                    placeholder="Other: your own answer",
-                    continuous_update=False,  # synced on blur, before the click on Answer
-                    layout=own(W.Layout(width="auto", min_width="12em", flex="1 1 100%")),
-                )
-            )
+                rows.append(self.row((control, words)))
+            other = self.text_box("Other: your own answer")
             other.add_class("byre-question-other")
             self.others[question.text] = other
-            self._controls.append(other)
             rows.append(other)
-        self.answer_button = own(
-            W.Button(
-                description="Answer",
-                button_style="success",
-                icon="check",
-                layout=own(W.Layout(width="auto")),
-            )
-        )
-        self.skip_button = own(
-            W.Button(description="Don't answer", icon="times", layout=own(W.Layout(width="auto")))
-        )
+        self.answer_button = self.button("Answer", "check", "success")
+        self.skip_button = self.button("Don't answer", "times")
         self.answer_button.on_click(lambda _b: self._clicked(None))
-        self.skip_button.on_click(lambda _b: self._skipped())
-        self._controls += [self.answer_button, self.skip_button]
+        self.skip_button.on_click(lambda _b: self.settle(Deny(NOT_ANSWERED)))
         if one_click:
             hint = "Click an option, or write your own and press Answer."
         else:
             hint = "Choose, then press Answer."
-        rows.append(
-            own(
-                W.HBox(
-                    (
-                        self.answer_button,
-                        self.skip_button,
-                        own(W.HTML(f'<span style="{_DIM}">{escape_text(hint)}</span>')),
-                    ),
-                    layout=own(W.Layout(flex_flow="row wrap", align_items="center")),
-                )
-            )
-        )
+        hint_html = own(W.HTML(f'<span style="{_DIM}">{escape_text(hint)}</span>'))
+        rows.append(self.row((self.answer_button, self.skip_button, hint_html)))
         self._one_click = one_click
-        self.widget = own(
-            W.VBox(
-                rows,
-                layout=own(W.Layout(border="1px solid #d4a017", padding="0.3em", margin="0.3em 0")),
-            )
-        )
-        # The live view names it by its title and shows it while it waits, as any approval.
-        self.widget.add_class("byre-approval-card")
-        self.widget.add_class("byre-question-card")
+        self.frame(rows, "byre-question-card")
 
     # -- answers ---------------------------------------------------------------------------
 
@@ -317,18 +261,4 @@ class QuestionCard:
             self._clicked({question.text: option.label})
 
     def _clicked(self, answers: Mapping[str, str] | None) -> None:  # any thread
-        decision = self.answer(self.answers() if answers is None else answers)
-        self._loop.call_soon_threadsafe(self._resolve, decision)
-
-    def _skipped(self) -> None:  # any thread
-        self._loop.call_soon_threadsafe(self._resolve, Deny(NOT_ANSWERED))
-
-    def _resolve(self, decision: Decision) -> None:
-        if not self.decision.done():
-            self.decision.set_result(decision)
-        for control in self._controls:
-            control.disabled = True
-
-    def reject(self, reason: str) -> None:
-        """Stop/■ or the turn ended: answer deny without a click."""
-        self._resolve(Deny(reason))
+        self.settle(self.answer(self.answers() if answers is None else answers))

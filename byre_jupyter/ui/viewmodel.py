@@ -35,7 +35,7 @@ import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from byre_jupyter.protocol.cli_errors import CliErrorKind, classify
 from byre_jupyter.protocol.control import Image
@@ -178,6 +178,35 @@ def notebook_error_text(text: str) -> str:
     return text
 
 
+_M = TypeVar("_M", bound=Message)
+_Handler = Callable[["TurnView", Any], None]
+#: Message type -> TurnView's handler of it (``@_handles``): one entry per type, as ui/live.py
+#: and ui/record.py dispatch on block types, instead of an ``isinstance`` ladder.
+_HANDLERS: dict[type[Message], _Handler] = {}
+#: The handler each concrete type resolved to (its own, else its nearest base's, else None).
+_RESOLVED: dict[type[Message], _Handler | None] = {}
+
+
+def _handles(
+    kind: type[_M],
+) -> Callable[[Callable[[TurnView, _M], None]], Callable[[TurnView, _M], None]]:
+    def register(fn: Callable[[TurnView, _M], None]) -> Callable[[TurnView, _M], None]:
+        _HANDLERS[kind] = fn
+        return fn
+
+    return register
+
+
+def _handler_for(kind: type[Message]) -> _Handler | None:
+    try:
+        return _RESOLVED[kind]
+    except KeyError:
+        pass
+    found = next((_HANDLERS[base] for base in kind.__mro__ if base in _HANDLERS), None)
+    _RESOLVED[kind] = found
+    return found
+
+
 class TurnView:
     """View model of one turn: the block tree plus header state.
 
@@ -308,39 +337,19 @@ class TurnView:
     # -- updates ----------------------------------------------------------------------------
 
     def apply(self, msg: Message) -> list[BlockView]:
-        """Fold one message into the view; return the blocks whose content changed."""
-        if isinstance(msg, StreamEvent):
-            self._on_stream(msg)
-        elif isinstance(msg, AssistantMessage):
-            self._on_assistant(msg)
-        elif isinstance(msg, UserMessage):
-            self._on_user(msg)
-        elif isinstance(msg, InitMessage):
-            self._set_header(
-                model=msg.model or self.model, session_id=msg.session_id or self.session_id
-            )
-        elif isinstance(msg, ApiRetryMessage):
-            self._on_retry(msg)
-        elif isinstance(msg, TaskMessage):
-            self._on_task(msg)
-        elif isinstance(msg, CompactBoundary):
-            self._on_compact(msg)
-        elif isinstance(msg, ModelFallback):
-            self._on_fallback(msg)
-        elif isinstance(msg, RateLimitEvent):
-            self._on_rate_limit(msg)
-        elif isinstance(msg, SystemMessage):
-            self._on_system(msg)
-        elif isinstance(msg, ResultMessage):
-            return self.finish(msg)
+        """Fold one message into the view; return the blocks whose content changed. One
+        handler per message type (``@_handles``), the most specific one for a subclass;
+        a type with none changes nothing."""
+        handler = _handler_for(type(msg))
+        if handler is not None:
+            handler(self, msg)
         return self._take_changed()
 
     def settle(self, result: TurnResult) -> None:
         """The turn's own cost and tokens, as the session accounted them (``TurnResult``)."""
         self.scripted = result.scripted
-        self._set_header(
-            cost_usd=result.cost_usd, tokens_in=result.tokens.input, tokens_out=result.tokens.output
-        )
+        self._set_header(cost_usd=result.cost_usd)
+        self._show_tokens(result.tokens.input, result.tokens.output)
 
     def set_context(self, fill: ContextFill) -> None:
         """The context window's fill now (the session's gauge reads the messages)."""
@@ -386,6 +395,12 @@ class TurnView:
         Safe to call more than once (``apply(result)`` already calls it); notices are not
         repeated.
         """
+        self._finish(result, error=error, interrupted=interrupted)
+        return self._take_changed()
+
+    def _finish(
+        self, result: ResultMessage | None, *, error: str | None, interrupted: bool
+    ) -> None:
         if result is not None:
             self._on_result(result)
         if interrupted:
@@ -410,7 +425,6 @@ class TurnView:
             if not block.frozen:
                 block.frozen = True
                 self._touch(block)
-        return self._take_changed()
 
     # -- internals: ids and change tracking ------------------------------------------------
 
@@ -426,6 +440,14 @@ class TurnView:
     def _take_changed(self) -> list[BlockView]:
         changed, self._changed = self._changed, []
         return changed
+
+    def _show_tokens(self, tokens_in: int, tokens_out: int) -> None:
+        """The header's token counts: the one writer of them. Three sources know them, each
+        better than the one before: the stream's per-message counts while the turn runs
+        (:meth:`_count_tokens`), the result line's usage when it ends (:meth:`_on_result`),
+        and the session's accounting of the turn (:meth:`settle`), which has the last word
+        (the result line counts the whole conversation's process, not this turn)."""
+        self._set_header(tokens_in=tokens_in, tokens_out=tokens_out)
 
     def _set_header(self, **values: Any) -> None:
         for name, value in values.items():
@@ -476,6 +498,7 @@ class TurnView:
 
     # -- internals: stream events (§2) -----------------------------------------------------
 
+    @_handles(StreamEvent)
     def _on_stream(self, msg: StreamEvent) -> None:
         api = msg.api_event  # typed once, in protocol/
         if type(api) is ContentBlockDelta:  # nearly every stream event: no dict re-reading
@@ -553,13 +576,14 @@ class TurnView:
             tout = delta.output or tout
             tin = delta.input or tin
         self._msg_tokens[self._message_id] = (tin, tout)
-        self._set_header(
-            tokens_in=sum(t[0] for t in self._msg_tokens.values()),
-            tokens_out=sum(t[1] for t in self._msg_tokens.values()),
+        self._show_tokens(
+            sum(t[0] for t in self._msg_tokens.values()),
+            sum(t[1] for t in self._msg_tokens.values()),
         )
 
     # -- internals: assistant / user lines -------------------------------------------------
 
+    @_handles(AssistantMessage)
     def _on_assistant(self, msg: AssistantMessage) -> None:
         top_level = msg.parent_tool_use_id is None
         if msg.uuid and top_level:
@@ -615,6 +639,7 @@ class TurnView:
         view.frozen = True
         self._touch(view)
 
+    @_handles(UserMessage)
     def _on_user(self, msg: UserMessage) -> None:
         results = msg.tool_results
         if not results:
@@ -664,6 +689,7 @@ class TurnView:
 
     # -- internals: system lines -----------------------------------------------------------
 
+    @_handles(ApiRetryMessage)
     def _on_retry(self, msg: ApiRetryMessage) -> None:
         retry = RetryInfo(
             attempt=msg.attempt,
@@ -686,6 +712,7 @@ class TurnView:
             self._retry_notice.text = text
             self._touch(self._retry_notice)
 
+    @_handles(TaskMessage)
     def _on_task(self, msg: TaskMessage) -> None:
         self._track_task(msg)
         card = self._tasks.get(msg.task_id)
@@ -721,6 +748,7 @@ class TurnView:
         ):
             self._set_header(tasks={k: v for k, v in self.tasks.items() if k != msg.task_id})
 
+    @_handles(CompactBoundary)
     def _on_compact(self, msg: CompactBoundary) -> None:
         how = (
             "compacted automatically (the context window was nearly full)"
@@ -733,6 +761,7 @@ class TurnView:
         else:
             self.add_notice("compact", f"{how}.")
 
+    @_handles(ModelFallback)
     def _on_fallback(self, msg: ModelFallback) -> None:
         used = msg.fallback_model or "another model"
         asked = msg.original_model or "the model asked for"
@@ -741,6 +770,7 @@ class TurnView:
         if msg.fallback_model:
             self._set_header(model=msg.fallback_model)
 
+    @_handles(RateLimitEvent)
     def _on_rate_limit(self, msg: RateLimitEvent) -> None:
         if msg.status in ("", "allowed"):
             return
@@ -755,6 +785,17 @@ class TurnView:
                 when += time.strftime(" on %a %d %b", local)
         self.add_notice("warning", f"{what}{kind}{when}.")
 
+    @_handles(InitMessage)
+    def _on_init(self, msg: InitMessage) -> None:
+        self._set_header(
+            model=msg.model or self.model, session_id=msg.session_id or self.session_id
+        )
+
+    @_handles(ResultMessage)
+    def _on_result_line(self, msg: ResultMessage) -> None:
+        self._finish(msg, error=None, interrupted=False)
+
+    @_handles(SystemMessage)
     def _on_system(self, msg: SystemMessage) -> None:
         if msg.subtype == "status":
             if msg.raw.get("status") == "requesting":
@@ -774,7 +815,7 @@ class TurnView:
                 self.add_notice("info", f"/{self._redact(result.local_command)} ran.")
         self.usage = _plain(result.usage)
         if result.usage:
-            self._set_header(tokens_in=result.tokens.input, tokens_out=result.tokens.output)
+            self._show_tokens(result.tokens.input, result.tokens.output)
         if result.duration_ms is not None:
             self._set_header(duration_s=result.duration_ms / 1000.0)
         if result.session_id:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import typing
 
-from byre_jupyter.ui import approval_card
+from byre_jupyter.ui import describe_call as approval_card
 from byre_jupyter.ui.toolinfo import TOOLS, ApprovalKind, tool_info
 
 
