@@ -64,10 +64,12 @@ def method_of(doc: str | None) -> str:
 
 
 def fake_cli() -> str:
-    """An executable that runs ``bench/fakecli.py`` with this interpreter (``-S``: fast start)."""
+    """An executable that runs the stand-in CLI (``tests/support/standin_cli.py``, its
+    ``STANDIN_PLAN`` mode) with this interpreter (``-S``: fast start)."""
     OUT.mkdir(parents=True, exist_ok=True)
     path = OUT / "claude-fake"
-    script = f'#!/bin/sh\nexec {sys.executable} -S {REPO / "bench" / "fakecli.py"} "$@"\n'
+    standin = REPO / "tests" / "support" / "standin_cli.py"
+    script = f'#!/bin/sh\nexec {sys.executable} -S {standin} "$@"\n'
     if not path.exists() or path.read_text() != script:
         path.write_text(script)
         path.chmod(0o755)
@@ -75,9 +77,10 @@ def fake_cli() -> str:
 
 
 def plan_env(*turns: tuple[Path | str, float]) -> dict[str, str]:
-    """``BENCH_PLAN`` for the fake CLI: (file, lines per second or 0 for as fast as possible)."""
+    """``STANDIN_PLAN`` for the fake CLI: (file, lines per second or 0 for as fast as
+    possible)."""
     plan = {"turns": [{"file": str(Path(f).resolve()), "pace": pace} for f, pace in turns]}
-    return {"BENCH_PLAN": json.dumps(plan)}
+    return {"STANDIN_PLAN": json.dumps(plan)}
 
 
 def real_cli() -> str | None:
