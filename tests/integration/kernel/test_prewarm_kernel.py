@@ -10,21 +10,11 @@ import psutil
 import pytest
 from support.kernel import LOAD, KernelDriver
 from support.kernel import kernel_env as make_kernel_env
+from support.processes import cli_children
 
 from byre_jupyter.scripted import Reply, ScriptedAPI, Text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.cli]
-
-
-def cli_children(kernel: KernelDriver, cli_path: str) -> list[psutil.Process]:
-    found = []
-    for child in psutil.Process(kernel.kernel_pid()).children(recursive=True):
-        try:
-            if any(Path(cli_path).name in part for part in child.cmdline()[:2]):
-                found.append(child)
-        except psutil.Error:
-            continue
-    return found
 
 
 def test_the_cli_starts_when_the_extension_loads(
@@ -36,8 +26,8 @@ def test_the_cli_starts_when_the_extension_loads(
         # No spare at the turn's end (app/spare.py), so the CLIs counted below are the warm one.
         kernel.run("get_ipython().config.Claude.speculate = False")
         assert "Error" not in kernel.run(LOAD).texts()
-        kernel.wait(lambda: bool(cli_children(kernel, cli_path)), timeout=60)
-        started = {p.pid for p in cli_children(kernel, cli_path)}
+        kernel.wait(lambda: bool(cli_children(kernel.kernel_pid())), timeout=60)
+        started = {p.pid for p in cli_children(kernel.kernel_pid())}
         assert len(started) == 1
         kernel.wait(lambda: "True" in kernel.run(
             "import byre_jupyter.magics as m; "
@@ -46,7 +36,7 @@ def test_the_cli_starts_when_the_extension_loads(
         run = kernel.run("%%claude\nhello")
         assert "warm answer" in run.texts()
         # The first cell used the warm CLI, with the settings of the loading cell.
-        assert {p.pid for p in cli_children(kernel, cli_path)} == started
+        assert {p.pid for p in cli_children(kernel.kernel_pid())} == started
         assert "--permission-mode" in " ".join(psutil.Process(started.pop()).cmdline())
     finally:
         kernel.close()
@@ -66,7 +56,7 @@ def test_prewarm_off_starts_nothing(
                 "import byre_jupyter.magics as m; print(m._EXTENSION.conversations.peek('default'))"
             ).texts()
         )
-        assert cli_children(kernel, cli_path) == []
+        assert cli_children(kernel.kernel_pid()) == []
     finally:
         kernel.close()
 

@@ -14,6 +14,7 @@ import psutil
 import pytest
 from support.kernel import LOAD, KernelDriver
 from support.kernel import kernel_env as make_kernel_env
+from support.processes import cli_children
 
 from byre_jupyter.scripted import Reply, ScriptedAPI, ScriptedRequest, Text
 from byre_jupyter.tools.notebook_bridge import PROTOCOL, TARGET
@@ -241,11 +242,7 @@ def test_run_all_first_cell_waits_for_the_prewarm_in_progress(
             .split()
         )
         assert check == ["True", "0"]
-        clis = [
-            p for p in psutil.Process(kernel.kernel_pid()).children(recursive=True)
-            if Path(cli_path).name in " ".join(p.cmdline()[:2])
-        ]  # fmt: skip
-        assert len(clis) == 1
+        assert len(cli_children(kernel.kernel_pid())) == 1
     finally:
         kernel.close()
 
