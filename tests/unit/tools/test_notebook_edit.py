@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
 from support.toolkit import text_of
 
 from byre_jupyter.session.mcp import ToolResult
@@ -211,14 +210,6 @@ class EditingFrontend:
             asyncio.get_running_loop().call_soon(comm.deliver, answer)
 
         comm.send = reply  # type: ignore[method-assign]
-
-
-@pytest.fixture
-def shell() -> Any:
-    ip = InteractiveShell.instance()
-    ip.reset(new_session=False)  # type: ignore[no-untyped-call]
-    yield ip
-    ip.reset(new_session=False)  # type: ignore[no-untyped-call]
 
 
 def edit_tool(
