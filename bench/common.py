@@ -43,6 +43,7 @@ __all__ = [
     "pct",
     "plan_env",
     "real_cli",
+    "render_text",
     "rss_bytes",
     "run_alone",
     "run_worker",
@@ -422,6 +423,20 @@ def stamper(api: ScriptedAPI) -> dict[str, float]:
 
     api.default = stamp
     return arrived
+
+
+def render_text(section: Section) -> str:
+    """A section as plain text, for the terminal (the runner's and a benchmark's own)."""
+    out = [f"## {section.title}  ({section.seconds:.0f} s)"]
+    if section.error:
+        out.append(f"ERROR: {section.error}")
+    for table in section.tables:
+        out += [table.text(), ""]
+    for check in section.checks:
+        out.append(f"  [{mark(check.met)}] {check.goal}: {check.figure}")
+    for note in section.notes:
+        out.append(f"  note: {note}")
+    return "\n".join(out)
 
 
 def run_alone(make: Callable[[], Section]) -> None:
