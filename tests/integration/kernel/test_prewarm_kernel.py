@@ -4,6 +4,7 @@ bench/prewarm.py, never asserted here."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -18,10 +19,14 @@ pytestmark = [pytest.mark.kernel, pytest.mark.cli]
 
 
 def test_the_cli_starts_when_the_extension_loads(
-    api: ScriptedAPI, cli_path: str, tmp_path: Path, workdir: Path
+    kernels: Callable[..., KernelDriver],
+    api: ScriptedAPI,
+    cli_path: str,
+    tmp_path: Path,
+    workdir: Path,
 ) -> None:
     api.default = Reply(Text("warm answer"))
-    kernel = KernelDriver(make_kernel_env(api.url, cli_path, tmp_path), str(workdir))
+    kernel = kernels(load=False)
     try:
         # No spare at the turn's end (app/spare.py), so the CLIs counted below are the warm one.
         kernel.run("get_ipython().config.Claude.speculate = False")
@@ -43,9 +48,13 @@ def test_the_cli_starts_when_the_extension_loads(
 
 
 def test_prewarm_off_starts_nothing(
-    api: ScriptedAPI, cli_path: str, tmp_path: Path, workdir: Path
+    kernels: Callable[..., KernelDriver],
+    api: ScriptedAPI,
+    cli_path: str,
+    tmp_path: Path,
+    workdir: Path,
 ) -> None:
-    kernel = KernelDriver(make_kernel_env(api.url, cli_path, tmp_path), str(workdir))
+    kernel = kernels(load=False)
     try:
         kernel.run("get_ipython().config.Claude.prewarm = False")
         assert "Error" not in kernel.run(LOAD).texts()
@@ -62,11 +71,15 @@ def test_prewarm_off_starts_nothing(
 
 
 def test_a_failed_prewarm_is_silent_until_a_cell_needs_the_cli(
-    api: ScriptedAPI, cli_path: str, tmp_path: Path, workdir: Path
+    kernels: Callable[..., KernelDriver],
+    api: ScriptedAPI,
+    cli_path: str,
+    tmp_path: Path,
+    workdir: Path,
 ) -> None:
     missing = str(tmp_path / "no-such-claude")
     env = make_kernel_env(api.url, missing, tmp_path)
-    kernel = KernelDriver(env, str(workdir))
+    kernel = kernels(env=env, load=False)
     try:
         load = kernel.run(LOAD)
         assert load.texts().strip() == "" and load.reply["status"] == "ok"
