@@ -10,8 +10,9 @@ Modules, one per benchmark of the issue, each with a ``measure(...) -> Section``
 * :mod:`bench.memory` (5): RSS and fds over a 500-turn session, in a Session and a kernel.
 
 Support: :mod:`bench.gen` (deterministic stream-json in the real CLI's shapes, cached in
-``bench/out/``), :mod:`bench.fakecli` (the fast stand-in CLI), :mod:`bench.kernel` (a minimal
-frontend over jupyter_client), :mod:`bench.inkernel` (code the kernel runs),
-:mod:`bench.worker` (one measurement per fresh interpreter), :mod:`bench.common` (results,
-statistics, machine info). Results go to ``bench/RESULTS.md``.
+``bench/out/``), the stand-in CLI (``tests/support/standin_cli.py``, the tests' own, run with
+``python -S``), :mod:`bench.kernel` (a minimal frontend over jupyter_client),
+:mod:`bench.inkernel` (code the kernel runs), :mod:`bench.worker` (one measurement per fresh
+interpreter), :mod:`bench.common` (results, statistics, machine info). Results go to
+``bench/RESULTS.md``.
 """

@@ -26,12 +26,12 @@ from .common import (
     Section,
     kept_sections,
     machine_info,
-    mark,
     render_markdown,
+    render_text,
     update_results,
 )
 
-__all__ = ["PROFILES", "Profile", "main", "render_markdown", "run"]
+__all__ = ["PROFILES", "Profile", "main", "render_markdown", "render_text", "run"]
 
 
 @dataclass(frozen=True)
@@ -140,19 +140,6 @@ def run(
         echo(render_text(section))
         sections.append(section)
     return sections
-
-
-def render_text(section: Section) -> str:
-    out = [f"## {section.title}  ({section.seconds:.0f} s)"]
-    if section.error:
-        out.append(f"ERROR: {section.error}")
-    for table in section.tables:
-        out += [table.text(), ""]
-    for check in section.checks:
-        out.append(f"  [{mark(check.met)}] {check.goal}: {check.figure}")
-    for note in section.notes:
-        out.append(f"  note: {note}")
-    return "\n".join(out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -43,6 +43,7 @@ __all__ = [
     "pct",
     "plan_env",
     "real_cli",
+    "render_text",
     "rss_bytes",
     "run_alone",
     "run_worker",
@@ -64,10 +65,12 @@ def method_of(doc: str | None) -> str:
 
 
 def fake_cli() -> str:
-    """An executable that runs ``bench/fakecli.py`` with this interpreter (``-S``: fast start)."""
+    """An executable that runs the stand-in CLI (``tests/support/standin_cli.py``, its
+    ``STANDIN_PLAN`` mode) with this interpreter (``-S``: fast start)."""
     OUT.mkdir(parents=True, exist_ok=True)
     path = OUT / "claude-fake"
-    script = f'#!/bin/sh\nexec {sys.executable} -S {REPO / "bench" / "fakecli.py"} "$@"\n'
+    standin = REPO / "tests" / "support" / "standin_cli.py"
+    script = f'#!/bin/sh\nexec {sys.executable} -S {standin} "$@"\n'
     if not path.exists() or path.read_text() != script:
         path.write_text(script)
         path.chmod(0o755)
@@ -75,9 +78,10 @@ def fake_cli() -> str:
 
 
 def plan_env(*turns: tuple[Path | str, float]) -> dict[str, str]:
-    """``BENCH_PLAN`` for the fake CLI: (file, lines per second or 0 for as fast as possible)."""
+    """``STANDIN_PLAN`` for the fake CLI: (file, lines per second or 0 for as fast as
+    possible)."""
     plan = {"turns": [{"file": str(Path(f).resolve()), "pace": pace} for f, pace in turns]}
-    return {"BENCH_PLAN": json.dumps(plan)}
+    return {"STANDIN_PLAN": json.dumps(plan)}
 
 
 def real_cli() -> str | None:
@@ -419,6 +423,20 @@ def stamper(api: ScriptedAPI) -> dict[str, float]:
 
     api.default = stamp
     return arrived
+
+
+def render_text(section: Section) -> str:
+    """A section as plain text, for the terminal (the runner's and a benchmark's own)."""
+    out = [f"## {section.title}  ({section.seconds:.0f} s)"]
+    if section.error:
+        out.append(f"ERROR: {section.error}")
+    for table in section.tables:
+        out += [table.text(), ""]
+    for check in section.checks:
+        out.append(f"  [{mark(check.met)}] {check.goal}: {check.figure}")
+    for note in section.notes:
+        out.append(f"  note: {note}")
+    return "\n".join(out)
 
 
 def run_alone(make: Callable[[], Section]) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 
 from byre_jupyter.scripted import ScriptedAPI
 
-from .common import Section, cli_env, method_of, real_cli
+from .common import Section, cli_env, method_of, real_cli, render_text
 from .kernel import BenchKernel
 
 SETTINGS: dict[str, str] = {
@@ -94,8 +94,6 @@ def measure(kernels: int = 4, echo: Callable[[str], Any] = lambda s: None) -> Se
 
 
 def main(kernels: int = 4) -> None:
-    from .__main__ import render_text
-
     print(render_text(measure(kernels, echo=print)))
 
 

@@ -18,9 +18,9 @@ The replay's own pacing (an ``asyncio.sleep`` per due message, up to 2,000 wake-
 costs kernel CPU too; the same replay into a surface that does nothing is measured as its
 baseline, so the rendering's own share is the difference.
 
-**Kernel CPU of a whole turn** (the goal): a real ``%%claude`` cell, fake CLI (``fakecli.py``)
-writing the 10,000-delta turn at an even pace, in a fresh kernel with live widgets
-(``Claude.live = True``) and without (the Markdown draft). The kernel's
+**Kernel CPU of a whole turn** (the goal): a real ``%%claude`` cell, the stand-in CLI
+(``tests/support/standin_cli.py``) writing the 10,000-delta turn at an even pace, in a fresh
+kernel with live widgets (``Claude.live = True``) and without (the Markdown draft). The kernel's
 ``time.process_time()`` is read in the cells just before and after the ``%%claude`` cell, so
 everything the kernel does for the turn counts: pipe reads, parsing, session, view, rendering,
 IOPub; the CLI's own CPU does not (another process). A short first turn starts the CLI, so the

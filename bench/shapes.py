@@ -28,12 +28,12 @@ does nothing) is measured too, as the baseline. Live bytes are what was sent whi
 final bytes are the static record's bundle (what the saved notebook keeps).
 
 The goal's figure is the second table: the same turns in a real kernel (benchmark 3's method,
-``rendering.turn_cpu``): a ``%%claude`` cell, the fake CLI (``fakecli.py``) writing the
-shape's stream-json lines at the same pace, the kernel's ``time.process_time()`` read in the
-cells just before and after, so the kernel's pipe reads, parsing, session, view, rendering
-and IOPub all count (the CLI's own CPU does not). The in-process replay above is the
-breakdown: its pacing (an ``asyncio.sleep`` per due delta) costs more than a kernel's reads of
-the same lines, which arrive several to a wake-up.
+``rendering.turn_cpu``): a ``%%claude`` cell, the stand-in CLI
+(``tests/support/standin_cli.py``) writing the shape's stream-json lines at the same pace, the
+kernel's ``time.process_time()`` read in the cells just before and after, so the kernel's pipe
+reads, parsing, session, view, rendering and IOPub all count (the CLI's own CPU does not). The
+in-process replay above is the breakdown: its pacing (an ``asyncio.sleep`` per due delta) costs
+more than a kernel's reads of the same lines, which arrive several to a wake-up.
 """
 
 from __future__ import annotations

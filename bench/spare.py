@@ -45,7 +45,7 @@ from typing import Any
 from byre_jupyter.bridge import PROTOCOL, TARGET
 from byre_jupyter.scripted import ScriptedAPI
 
-from .common import Section, cli_env, method_of, real_cli, stamper
+from .common import Section, cli_env, method_of, real_cli, render_text, stamper
 from .kernel import BenchKernel, CellStats
 
 LOAD = "%load_ext byre_jupyter\n%config Claude.permission_mode = 'bypassPermissions'"
@@ -224,8 +224,6 @@ def measure(
 
 
 def main(rounds: int = 2) -> None:
-    from .__main__ import render_text
-
     print(render_text(measure(rounds, echo=print)))
 
 

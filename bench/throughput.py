@@ -1,10 +1,10 @@
 """Benchmark 1: stream throughput, byre vs claude-agent-sdk vs the floor.
 
 A recorded agentic turn (``gen.stream_file``: thinking and text deltas, tool calls, Bash
-results, PNG tool results; ≥ 200k lines in the full run) is replayed by the fake CLI
-(``fakecli.py``) as fast as the pipe takes it. Each consumer below reads the same bytes from its
-own fake-CLI process; each run is a fresh interpreter (``bench.worker``), and the runs are
-interleaved per repetition so load changes hit every consumer alike:
+results, PNG tool results; ≥ 200k lines in the full run) is replayed by the stand-in CLI
+(``tests/support/standin_cli.py``) as fast as the pipe takes it. Each consumer below reads the
+same bytes from its own stand-in process; each run is a fresh interpreter (``bench.worker``),
+and the runs are interleaved per repetition so load changes hit every consumer alike:
 
 * **floor**: ``subprocess.Popen`` + ``for line in proc.stdout: json.loads(line)`` (blocking,
   C-buffered reads; nothing cheaper decodes every line). Messages are dropped as decoded.

@@ -332,6 +332,13 @@ class ScriptedRequest:
         return [m for m in self.messages if m.get("role") == "user"]
 
     @property
+    def assistant_text(self) -> str:
+        """The text blocks of the ``role == "assistant"`` messages (the answers so far, as the
+        CLI sends them back in the history), one per line."""
+        texts = (_message_text(m) for m in self.messages if m.get("role") == "assistant")
+        return "\n".join(t for t in texts if t)
+
+    @property
     def last_user_message(self) -> dict[str, Any] | None:
         users = self.user_messages
         return users[-1] if users else None

@@ -14,6 +14,7 @@ from typing import Any
 
 import psutil
 
+from support.processes import alive, cli_children, cmdline
 from support.rig import TESTS
 from support.waiting import poll
 
@@ -36,36 +37,6 @@ def record_figure(key: str, value: Any) -> None:
         tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
         tmp.replace(FIGURES)
     print(f"[fault figure] {key} = {json.dumps(value)}", file=sys.stderr)
-
-
-def alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
-
-
-def cmdline(proc: psutil.Process) -> list[str]:
-    try:
-        return proc.cmdline()
-    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-        return []
-
-
-def cli_children(kernel_pid: int) -> list[psutil.Process]:
-    """The CLI processes (stream-json speakers) below a kernel, without the ``/bin/sh``
-    supervisor each one is started under (byre_jupyter/transport/process.py)."""
-    try:
-        kids = psutil.Process(kernel_pid).children(recursive=True)
-    except psutil.NoSuchProcess:
-        return []
-    return [
-        p
-        for p in kids
-        if any("stream-json" in a for a in cmdline(p))
-        and cmdline(p)[:1] != ["/bin/sh"]
-        and alive(p.pid)
-    ]
 
 
 def talking_cli(kernel_pid: int, port: int) -> list[psutil.Process]:

@@ -30,6 +30,10 @@ from typing import Any
 
 from byre_jupyter.transport import LaunchSpec, MemoryTransport, PeerEnd
 
+from .standin_cli import assistant, control_answer, result, text_delta
+
+__all__ = ["Ask", "Exit", "FakeCLI", "Item", "Stall", "assistant", "result", "text_delta"]
+
 
 @dataclass(frozen=True)
 class Ask:
@@ -48,34 +52,6 @@ class Exit:
 
 
 Item = Mapping[str, Any] | bytes | Ask | Stall | Exit
-
-
-def assistant(text: str, *, msg_id: str = "msg_1", uuid: str | None = None) -> dict[str, Any]:
-    line: dict[str, Any] = {
-        "type": "assistant",
-        "parent_tool_use_id": None,
-        "message": {
-            "id": msg_id,
-            "model": "fake",
-            "role": "assistant",
-            "content": [{"type": "text", "text": text}],
-        },
-    }
-    if uuid:
-        line["uuid"] = uuid
-    return line
-
-
-def text_delta(text: str) -> dict[str, Any]:
-    return {
-        "type": "stream_event",
-        "parent_tool_use_id": None,
-        "event": {
-            "type": "content_block_delta",
-            "index": 0,
-            "delta": {"type": "text_delta", "text": text},
-        },
-    }
 
 
 class FakeCLI:
@@ -152,42 +128,30 @@ class FakeCLI:
             self.end.write(obj)
             return
         line = dict(obj)
-        line.setdefault("session_id", self.session_id)
+        if line.get("type") != "control_response":
+            line.setdefault("session_id", self.session_id)
         self.end.write(json.dumps(line).encode() + b"\n")
 
-    def _respond(self, request_id: str, body: Mapping[str, Any] | None, error: str = "") -> None:
-        response: dict[str, Any] = {"request_id": request_id}
-        if error:
-            response.update(subtype="error", error=error)
-        else:
-            response.update(subtype="success", response=dict(body or {}))
-        self.end.write(
-            json.dumps({"type": "control_response", "response": response}).encode() + b"\n"
-        )
-
     def _answer(self, message: Mapping[str, Any]) -> None:
-        request_id = str(message.get("request_id"))
         request = message.get("request", {})
         subtype = request.get("subtype")
-        if subtype == "initialize":
-            self._respond(request_id, {"models": [{"value": "default"}, {"value": "sonnet"}]})
-        elif subtype == "interrupt":
+        answer = control_answer(request)
+        if subtype == "interrupt":
             self.interrupts += 1
             if self._ignore_interrupt:
                 return
             self.interrupted.set()
-            self._respond(request_id, {"still_queued": []})
-        elif subtype == "set_model":
-            self._respond(request_id, {"model": request.get("model") or "default"})
         elif subtype == "apply_flag_settings":
             self.flag_settings.update(request.get("settings") or {})
-            self._respond(request_id, {})
-        elif subtype == "set_permission_mode" and self.mode_answer != "error":
-            if self.mode_answer == "success":
+        elif subtype == "set_permission_mode":
+            if self.mode_answer == "none":
+                return
+            if self.mode_answer == "error":
+                answer = {"subtype": "error", "error": f"unsupported: {subtype}"}
+            else:
                 self.modes.append(request.get("mode"))
-                self._respond(request_id, {"mode": request.get("mode")})
-        else:
-            self._respond(request_id, None, error=f"unsupported: {subtype}")
+        response = {"request_id": str(message.get("request_id")), **answer}
+        self.write({"type": "control_response", "response": response})
 
     async def _ask(self, ask: Ask) -> Mapping[str, Any]:
         request_id = f"cli_req_{next(self._ids)}"
@@ -230,19 +194,6 @@ class FakeCLI:
                     texts.extend(b["text"] for b in item["message"]["content"] if "text" in b)
                 self.write(item)
         if self.interrupted.is_set():
-            self.write(result(None, "error_during_execution", is_error=True))
+            self.write(result(None, "error_during_execution", is_error=True, cost=0.01))
         else:
-            self.write(result("".join(texts) or "fake reply"))
-
-
-def result(text: str | None, subtype: str = "success", *, is_error: bool = False) -> dict[str, Any]:
-    return {
-        "type": "result",
-        "subtype": subtype,
-        "is_error": is_error,
-        "result": text,
-        "num_turns": 1,
-        "duration_ms": 1,
-        "total_cost_usd": 0.01,
-        "usage": {"input_tokens": 1, "output_tokens": 1},
-    }
+            self.write(result("".join(texts) or "fake reply", cost=0.01))

@@ -1,5 +1,6 @@
-"""An InteractiveShell with byre_jupyter loaded, its state under the test's tmp_path, and no CLI
-process allowed to start: the ``shell`` fixture of the magics and app unit tests."""
+"""The unit tests' IPython shells: ``shell``, with byre_jupyter loaded, its state under the
+test's tmp_path and no CLI process allowed to start (the magics and app tests); and
+``fresh_shell``, a bare one with a fresh namespace and history (the kernel tools' tests)."""
 
 from __future__ import annotations
 
@@ -30,3 +31,16 @@ def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Interacti
         yield ip
     finally:
         magics_pkg.unload_ipython_extension(ip)
+
+
+@pytest.fixture
+def fresh_shell() -> Iterator[InteractiveShell]:
+    ip = InteractiveShell.instance()
+    ip.reset(new_session=False)  # type: ignore[no-untyped-call]
+    try:
+        yield ip
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close("all")
+        ip.reset(new_session=False)  # type: ignore[no-untyped-call]

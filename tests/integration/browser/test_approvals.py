@@ -45,11 +45,11 @@ MODE_LABEL = "Permissions"  # the menu's visible label
 # helpers
 
 
-def open_notebook(lab: LabPage, env: dict[str, str], *cells: str) -> Path:
-    """Open ``<folder>/approvals.ipynb`` (cell 0 loads byre_jupyter and is run here, then
+def open_notebook(lab: LabPage, env: dict[str, str], *cells: str, name: str = "approvals") -> Path:
+    """Open ``<name>-<random>/<name>.ipynb`` (cell 0 loads byre_jupyter and is run here, then
     ``cells``); returns the notebook's folder on disk, the kernel's and the CLI's cwd."""
-    folder = f"approvals-{secrets.token_hex(4)}"
-    lab.open_notebook(new_notebook(LOAD, *cells), path=f"{folder}/approvals.ipynb", kernel_env=env)
+    folder = f"{name}-{secrets.token_hex(4)}"
+    lab.open_notebook(new_notebook(LOAD, *cells), path=f"{folder}/{name}.ipynb", kernel_env=env)
     lab.run_cell(0, timeout=60)
     out = lab.output_text(0)
     assert "Error" not in out and "Traceback" not in out, out

@@ -84,19 +84,6 @@ def user_texts(req: ScriptedRequest) -> str:
     return "\n".join(parts)
 
 
-def assistant_texts(req: ScriptedRequest) -> str:
-    parts: list[str] = []
-    for m in req.messages:
-        if m.get("role") != "assistant":
-            continue
-        content = m.get("content")
-        if isinstance(content, str):
-            parts.append(content)
-        elif isinstance(content, list):
-            parts += [str(b.get("text", "")) for b in content if isinstance(b, dict)]
-    return "\n".join(parts)
-
-
 def assert_static_only(lab: LabPage, i: int, *, interrupted: bool = False) -> list[dict[str, Any]]:
     """Cell ``i`` ended: no widget in its outputs (model or DOM), static bundle first. After ■
     (``interrupted``) the last output is the one-line CellInterrupted error, and only that."""
@@ -237,7 +224,7 @@ def test_stop_button_ends_turn_early_history_kept(
     assert "second answer after the stop" in lab.output_text(2)
     second = api.wait_for_request("AFTERSTOP", timeout=10)
     assert "LONGSTORY" in user_texts(second)
-    assert "s0001" in assistant_texts(second)  # the partial answer stayed in history
+    assert "s0001" in second.assistant_text  # the partial answer stayed in history
     assert_static_only(lab, 2)
 
 

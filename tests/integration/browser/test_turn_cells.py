@@ -11,38 +11,27 @@ Browser tests are sync functions (see conftest.py). Every wait is bounded; no fi
 
 from __future__ import annotations
 
+import functools
 import json
-import secrets
-from pathlib import Path
 
 import pytest
 
-from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, Text, ToolUse
+from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, Text
 
-from .harness import LabPage, new_notebook, wait_until
-from .test_approvals import wait_for_card
+from .harness import LabPage, wait_until
+from .test_approvals import bash, wait_for_card
+from .test_approvals import open_notebook as open_in
+
+# The approvals tests' notebook opener (cell 0 loads byre_jupyter), in a folder of this file's.
+open_notebook = functools.partial(open_in, name="turns")
 
 pytestmark = pytest.mark.cli
 
-LOAD = "%load_ext byre_jupyter"  # permission mode stays "default": the CLI asks
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 ASKS = "Claude asks:"
 ALLOW = 'button.widget-button:has-text("Allow once")'
 ALWAYS = 'button.widget-button:has-text("Always allow (session)")'
 STOP = 'button.widget-button:has-text("Stop")'
-
-
-def open_notebook(lab: LabPage, env: dict[str, str], *cells: str) -> Path:
-    folder = f"turns-{secrets.token_hex(4)}"
-    lab.open_notebook(new_notebook(LOAD, *cells), path=f"{folder}/turns.ipynb", kernel_env=env)
-    lab.run_cell(0, timeout=60)
-    out = lab.output_text(0)
-    assert "Error" not in out and "Traceback" not in out, out
-    return lab.server.root_dir / folder
-
-
-def bash(command: str, description: str) -> ToolUse:
-    return ToolUse("Bash", {"command": command, "description": description})
 
 
 def card_count(lab: LabPage, i: int) -> int:

@@ -110,23 +110,6 @@ def request_texts(req: ScriptedRequest) -> str:
     return "\n".join(parts)
 
 
-def assistant_texts(req: ScriptedRequest) -> str:
-    parts: list[str] = []
-    for m in req.messages:
-        if m.get("role") != "assistant":
-            continue
-        content = m.get("content")
-        if isinstance(content, str):
-            parts.append(content)
-        elif isinstance(content, list):
-            parts.extend(
-                str(b.get("text", ""))
-                for b in content
-                if isinstance(b, dict) and b.get("type") == "text"
-            )
-    return "\n".join(parts)
-
-
 def descendants(pid: int | None) -> list[psutil.Process]:
     if pid is None:
         return []
@@ -267,7 +250,7 @@ async def test_interrupt_mid_stream_keeps_history(
     assert not nxt.is_error and nxt.text == "Fine, next."
     req = await wait_request(api, "after the story", after=n, timeout=1)
     assert "tell a long story" in request_texts(req)
-    assert delta.delta["text"] in assistant_texts(req)  # the partial answer stays in history
+    assert delta.delta["text"] in req.assistant_text  # the partial answer stays in history
 
 
 # -- 6. interrupt during a long Bash --------------------------------------------------------------

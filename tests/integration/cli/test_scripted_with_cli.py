@@ -179,12 +179,10 @@ class CLI:
                 self.proc.wait(timeout=10)
 
 
-@pytest.fixture
-def api() -> Iterator[ScriptedAPI]:
-    with ScriptedAPI() as server:
-        # Anything a test did not script is a failure the CLI reports at once (no retries).
-        server.default = Error(400, "scripted test: unexpected request")
-        yield server
+@pytest.fixture(autouse=True)
+def unscripted_fails(api: ScriptedAPI) -> None:
+    """Anything a test did not script is a failure the CLI reports at once (no retries)."""
+    api.default = Error(400, "scripted test: unexpected request")
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.faults import alive
+from support.processes import alive
 from support.rig import STANDIN
 from support.waiting import apoll
 

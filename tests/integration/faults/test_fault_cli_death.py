@@ -12,8 +12,9 @@ from typing import Any
 
 import psutil
 import pytest
-from support.faults import alive, cli_children, talking_cli
+from support.faults import talking_cli
 from support.kernel import KernelDriver
+from support.processes import alive, cli_children
 from support.waiting import poll
 
 from byre_jupyter import ControlTimeout, Session

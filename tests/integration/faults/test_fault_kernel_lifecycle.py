@@ -13,8 +13,9 @@ from pathlib import Path
 
 import psutil
 import pytest
-from support.faults import alive, record_figure, talking_cli
+from support.faults import record_figure, talking_cli
 from support.kernel import KernelDriver
+from support.processes import alive
 from support.waiting import poll
 
 from byre_jupyter.scripted import Hang, ScriptedAPI

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.faults import alive
 from support.kernel import CellRun, KernelDriver
+from support.processes import alive
 from support.waiting import poll
 
 from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, Text, ToolUse

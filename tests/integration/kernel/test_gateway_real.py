@@ -26,6 +26,7 @@ from typing import Any
 import psutil
 import pytest
 from support.kernel import kernel_env as make_kernel_env
+from support.processes import cli_children
 from support.waiting import poll
 from tornado.websocket import websocket_connect
 
@@ -202,14 +203,7 @@ def test_with_the_allow_list_a_turn_answers_and_deleting_the_kernel_leaves_no_cl
     assert "GATEWAY_OK" in out[1], out
 
     def clis() -> list[psutil.Process]:
-        found = []
-        for child in psutil.Process(gateway.proc.pid).children(recursive=True):
-            try:
-                if any(cli_path in part for part in child.cmdline()):
-                    found.append(child)
-            except psutil.Error:
-                pass
-        return found
+        return cli_children(gateway.proc.pid)
 
     assert clis(), "no CLI under the gateway's kernel"
     gateway.request("DELETE", f"/api/kernels/{kernel['id']}")

@@ -19,12 +19,12 @@ from byre_jupyter.scripted import Reply, ScriptedAPI, Text, ToolUse
 NOTEBOOK = '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n'
 
 
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    """The shared workdir, with the notebook the kernel says it runs (JPY_SESSION_NAME)."""
-    path = tmp_path / "work"
-    path.mkdir()
-    (path / "analysis.ipynb").write_text(NOTEBOOK)
+@pytest.fixture(autouse=True)
+def saved_notebook(workdir: Path) -> Path:
+    """The notebook the kernel says it runs (JPY_SESSION_NAME), in the shared workdir, before
+    the kernel starts in it."""
+    path = workdir / "analysis.ipynb"
+    path.write_text(NOTEBOOK)
     return path
 
 

@@ -44,13 +44,13 @@ def code(cell_id: str, source: str) -> dict[str, Any]:
     }
 
 
-@pytest.fixture
-def workdir(tmp_path: Path) -> Path:
-    work = tmp_path / "work"
-    work.mkdir()
+@pytest.fixture(autouse=True)
+def saved_notebook(workdir: Path) -> Path:
+    """The notebook on disk in the shared workdir, before the kernel starts in it."""
     cells = [code("first", SAVED_CELL), code("asking", "%%claude\nread the notebook")]
-    (work / "analysis.ipynb").write_text(json.dumps(notebook(cells)))
-    return work
+    path = workdir / "analysis.ipynb"
+    path.write_text(json.dumps(notebook(cells)))
+    return path
 
 
 def ask_for_the_notebook(api: ScriptedAPI) -> None:

@@ -7,6 +7,7 @@ spares. What the model saw is read from the API requests. Latency: bench/spare.p
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import psutil
 import pytest
 from support.frontend import hello_of
 from support.kernel import LOAD, KernelDriver
-from support.kernel import kernel_env as make_kernel_env
+from support.processes import cli_children
 
 from byre_jupyter.bridge import TARGET
 from byre_jupyter.scripted import Reply, ScriptedAPI, ScriptedRequest, Text
@@ -219,12 +220,16 @@ def test_a_changed_model_or_environment_is_honoured_and_speculate_off_starts_no_
 
 
 def test_run_all_first_cell_waits_for_the_prewarm_in_progress(
-    api: ScriptedAPI, cli_path: str, tmp_path: Path, workdir: Path
+    kernels: Callable[..., KernelDriver],
+    api: ScriptedAPI,
+    cli_path: str,
+    tmp_path: Path,
+    workdir: Path,
 ) -> None:
     """The first cell sent right behind ``%load_ext`` (Run All) is answered by the CLI the
     prewarm is starting: no second CLI (spares off here, so every CLI is the session's)."""
     api.default = Reply(Text("first answer"))
-    kernel = KernelDriver(make_kernel_env(api.url, cli_path, tmp_path), str(workdir))
+    kernel = kernels(load=False)
     try:
         kernel.run("get_ipython().config.Claude.speculate = False")
         load = kernel.submit(LOAD)
@@ -241,11 +246,7 @@ def test_run_all_first_cell_waits_for_the_prewarm_in_progress(
             .split()
         )
         assert check == ["True", "0"]
-        clis = [
-            p for p in psutil.Process(kernel.kernel_pid()).children(recursive=True)
-            if Path(cli_path).name in " ".join(p.cmdline()[:2])
-        ]  # fmt: skip
-        assert len(clis) == 1
+        assert len(cli_children(kernel.kernel_pid())) == 1
     finally:
         kernel.close()
 

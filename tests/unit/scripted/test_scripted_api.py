@@ -37,12 +37,6 @@ MSG_PATH = "/v1/messages?beta=true"
 # ------------------------------------------------------------------------------------ helpers
 
 
-@pytest.fixture
-def api() -> Iterator[ScriptedAPI]:
-    with ScriptedAPI() as server:
-        yield server
-
-
 def user(content: Any) -> dict[str, Any]:
     return {"role": "user", "content": content}
 

@@ -1,12 +1,14 @@
-"""A real IPython shell for the kernel tools, with a fresh namespace and history per test."""
+"""A real IPython shell for the kernel tools, with a fresh namespace and history per test
+(``fresh_shell``, tests/support/shells.py), and the tools on it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import matplotlib
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
+from support.shells import fresh_shell as shell
 from support.toolkit import Kit
 
 from byre_jupyter.tools import ApproveFn, PythonRun, PythonRunner, ToolLimits, kernel_tools
@@ -14,18 +16,7 @@ from byre_jupyter.tools.bounded import DEFAULT_LIMITS
 
 matplotlib.use("Agg")
 
-
-@pytest.fixture
-def shell() -> Iterator[InteractiveShell]:
-    ip = InteractiveShell.instance()
-    ip.reset(new_session=False)  # type: ignore[no-untyped-call]
-    try:
-        yield ip
-    finally:
-        import matplotlib.pyplot as plt
-
-        plt.close("all")
-        ip.reset(new_session=False)  # type: ignore[no-untyped-call]
+__all__ = ["shell"]
 
 
 @pytest.fixture
