@@ -189,27 +189,6 @@ def test_a_cell_diff_holds_both_versions_whole() -> None:
 # --- the tool --------------------------------------------------------------------------------
 
 
-class EditingFrontend:
-    """A bridge whose frontend answers reads with ``cells`` and edits with ``edit_reply``."""
-
-    def __init__(self, cells: list[dict[str, Any]], edit_reply: dict[str, Any]) -> None:
-        self.bridge, comm = Bridge(), FakeComm()
-        self.edits: list[dict[str, Any]] = []
-        hello = {"type": "hello", "protocol": PROTOCOL, "version": "0.1.0", "frontend": "lab"}
-        self.bridge.opened(comm, {"content": {"data": {**hello, "path": "n.ipynb"}}})
-
-        def reply(data: dict[str, Any]) -> None:
-            if data["method"] == "edit":
-                self.edits.append(data["params"])
-                result = edit_reply
-            else:
-                result = {"path": "n.ipynb", "dirty": False, "cells": cells}
-            answer = {"type": "reply", "id": data["id"], "ok": True, "result": result}
-            asyncio.get_running_loop().call_soon(comm.deliver, answer)
-
-        comm.send = reply  # type: ignore[method-assign]
-
-
 def edit_tool(
     shell: Any,
     *,
