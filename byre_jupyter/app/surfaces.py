@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from IPython.display import DisplayHandle, display
 
+from ..tools.notebook_run import parent_request
 from ..tools.pending_answers import Outputs
 from ..ui import LiveView, TerminalPrinter, TurnView, static_outputs
 from ..ui.blocks import BlockView
@@ -49,14 +50,7 @@ class Surface(Protocol):
 def current_cell_id(shell: Any) -> str | None:
     """The ``cellId`` the frontend sent with the running cell, or None (nbclient, papermill,
     terminal IPython): JupyterLab, Notebook 7, VS Code and Positron send it."""
-    kernel = getattr(shell, "kernel", None)
-    if kernel is None:
-        return None
-    try:
-        parent = kernel.get_parent("shell")
-    except TypeError:  # older ipykernel signature
-        parent = kernel.get_parent()
-    metadata = parent.get("metadata", {}) if isinstance(parent, Mapping) else {}
+    metadata = parent_request(shell).get("metadata", {})
     cell = metadata.get("cellId") if isinstance(metadata, Mapping) else None
     return cell if isinstance(cell, str) and cell else None
 

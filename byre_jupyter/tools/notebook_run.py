@@ -159,16 +159,22 @@ def take_count(shell: Any, source: str) -> int:
     return count
 
 
-def _request_id(shell: Any) -> str | None:
-    """The msg_id of the execute_request whose context this code runs in (None: no kernel)."""
+def parent_request(shell: Any) -> Mapping[str, Any]:
+    """The execute_request whose context this code runs in; empty without a kernel (terminal
+    IPython)."""
     kernel = getattr(shell, "kernel", None)
     if kernel is None:
-        return None
+        return {}
     try:
         parent = kernel.get_parent("shell")
     except TypeError:  # older ipykernel signature
         parent = kernel.get_parent()
-    header = parent.get("header") if isinstance(parent, Mapping) else None
+    return parent if isinstance(parent, Mapping) else {}
+
+
+def _request_id(shell: Any) -> str | None:
+    """The msg_id of the execute_request whose context this code runs in (None: no kernel)."""
+    header = parent_request(shell).get("header")
     msg_id = header.get("msg_id") if isinstance(header, Mapping) else None
     return msg_id if isinstance(msg_id, str) and msg_id else None
 
