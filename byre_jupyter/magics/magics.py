@@ -41,7 +41,7 @@ from ..protocol import (
     model_label,
     parse_context_usage,
 )
-from ..session.accounting import format_cost, short_tokens
+from ..session.accounting import SCRIPTED_COST, format_cost, short_tokens
 from ..session.permissions import Decision
 from ..tools.claude_cells import EDIT_TOOL
 from ..tools.edit_log import turn_lines
@@ -776,8 +776,9 @@ def dollars(amount: float | None, *, scripted: bool = False) -> str:
 
 
 def usd(amount: float, scripted: bool, *, unit: str = " USD") -> str:
-    """``0.0123 USD`` (``%claude usage``), or the scripted model's mark (``format_cost``)."""
-    return format_cost(amount, scripted=True) if scripted else f"{amount:.4f}{unit}"
+    """``0.0123 USD`` (``%claude usage``), marked when the scripted model answered
+    (``SCRIPTED_COST``, as ``format_cost`` marks it)."""
+    return f"{amount:.4f}{unit}" + (f" {SCRIPTED_COST}" if scripted else "")
 
 
 def doctor_report(ext: ClaudeExtension) -> str:

@@ -35,9 +35,9 @@ __all__ = [
     "turn_cost",
 ]
 
-#: What a cost of byre's scripted API shows instead of dollars (the offline demo, the tests):
-#: the CLI prices the scripted tokens as a model's, and nobody paid them.
-SCRIPTED_COST = "scripted model"
+#: The mark after a cost of byre's scripted API (the offline demo, the tests): the CLI prices
+#: the scripted tokens as a model's, and nobody paid them; the figure stays, marked.
+SCRIPTED_COST = "(scripted model)"
 #: A cost the CLI did not report.
 NO_COST = "$-"
 
@@ -67,10 +67,9 @@ def short_tokens(count: int) -> str:
 def format_cost(amount: float | None, *, scripted: bool = False) -> str:
     """The one way a cost reads to the user: ``$0.0123``, four places (a turn often costs
     under a cent; plain text: a Markdown caller escapes the ``$``), :data:`NO_COST` for no
-    figure, or :data:`SCRIPTED_COST` for a scripted run whatever the CLI priced."""
-    if scripted:
-        return SCRIPTED_COST
-    return NO_COST if amount is None else f"${amount:.4f}"
+    figure, and :data:`SCRIPTED_COST` after it for a scripted run, which nobody paid."""
+    text = NO_COST if amount is None else f"${amount:.4f}"
+    return f"{text} {SCRIPTED_COST}" if scripted else text
 
 
 class ContextGauge:

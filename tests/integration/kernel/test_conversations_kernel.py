@@ -13,6 +13,7 @@ import pytest
 from support.kernel import KernelDriver
 
 from byre_jupyter.scripted import Reply, ScriptedAPI, Text
+from byre_jupyter.session.accounting import SCRIPTED_COST
 
 pytestmark = [pytest.mark.kernel, pytest.mark.cli]
 
@@ -44,12 +45,14 @@ def test_conversations_lists_notebooks_and_the_terminal_and_resume_n_continues_o
     kernel = kernels(JPY_SESSION_NAME=b_path)
     assert "noted" in kernel.run("%%claude -s review\nNOTEBOOK_B_BANANA").texts()
     listed = rows(kernel.run("%claude conversations").texts())
-    assert [(r[0], r[2], r[3], r[4], r[5]) for r in listed] == [
-        ("1", "NOTEBOOK\\_B\\_BANANA", "1", "scripted model", "this notebook, session review"),
-        ("2", "TERMINAL\\_CHERRY", "1", "scripted model", "terminal"),
-        ("3", "NOTEBOOK\\_A\\_APPLE", "1", "scripted model",
+    assert [(r[0], r[2], r[3], r[5]) for r in listed] == [
+        ("1", "NOTEBOOK\\_B\\_BANANA", "1", "this notebook, session review"),
+        ("2", "TERMINAL\\_CHERRY", "1", "terminal"),
+        ("3", "NOTEBOOK\\_A\\_APPLE", "1",
          f"notebook {a_path.replace('_', chr(92) + '_')}, session default"),
     ], listed  # fmt: skip
+    # The CLI priced the scripted model's tokens: the figure stays, marked as nobody's money.
+    assert all(r[4].startswith("\\$") and r[4].endswith(SCRIPTED_COST) for r in listed), listed
 
     said = kernel.run("%claude resume #2").texts()
     assert "resumes conversation" in said, said

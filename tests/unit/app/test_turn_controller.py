@@ -403,7 +403,7 @@ async def test_a_turn_of_the_scripted_api_shows_its_cost_as_scripted_not_dollars
     """The CLI prices the scripted API's tokens as a model's (the offline demo showed $1.54 for
     one session): a turn answered with the scripted API's message ids says "scripted model"
     wherever its cost shows (the footer, the header, %claude history's tree, the ledger that
-    %claude sessions and usage read), while the figure itself is kept."""
+    %claude sessions and usage read), after the figure, which is kept."""
     usage = {"input_tokens": 10, "output_tokens": 5}
     host = host_with(
         hosts,
@@ -417,7 +417,7 @@ async def test_a_turn_of_the_scripted_api_shows_its_cost_as_scripted_not_dollars
     entry = host.conversations.entry("default")
     assert entry is not None and entry.last_view is not None
     footer = " · ".join(footer_parts(entry.last_view))
-    assert SCRIPTED_COST in footer and "$" not in footer, footer
+    assert f"$1.5400 {SCRIPTED_COST}" in footer, footer
     _, metadata = static_outputs(entry.last_view)[0]
     assert metadata["byre"]["scripted"] is True  # the saved record says so too
     assert entry.ledger.scripted and host.conversations.spent.scripted

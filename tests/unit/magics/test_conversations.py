@@ -24,6 +24,7 @@ from support.hostile_markdown import loaders
 import byre_jupyter.magics as magics_pkg
 from byre_jupyter.app import picker
 from byre_jupyter.app.portable import project_folder, projects_root
+from byre_jupyter.session.accounting import SCRIPTED_COST
 from byre_jupyter.session.index import ResumeIndex, resume_keys
 
 
@@ -112,7 +113,7 @@ def test_lists_newest_first_with_prompt_turns_cost_and_origin(
     assert [r[0] for r in rows] == ["1", "2", "3", "4"]
     assert [r[3] for r in rows][:3] == ["1", "2", "2"]  # tool results and meta lines are none
     # The scripted model's figure is the CLI pricing tokens nobody paid for: no dollars.
-    assert [r[4] for r in rows][:3] == ["scripted model", "$0.0500", ""]
+    assert [r[4] for r in rows][:3] == [f"$0.0490 {SCRIPTED_COST}", "$0.0500", ""]
     assert rows[0][5] == "notebook /home/u/other.ipynb, session review"
     assert rows[1][5] == "this notebook, session default"
     assert rows[2][5] == "terminal"

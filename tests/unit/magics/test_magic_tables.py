@@ -50,13 +50,13 @@ def test_sessions_and_usage_mark_a_scripted_sessions_cost_instead_of_dollars(
     rows = capsys.readouterr().out.splitlines()
     (demo,) = [r for r in rows if r.startswith("| demo |")]
     (paid,) = [r for r in rows if r.startswith("| paid |")]
-    assert SCRIPTED_COST in demo and "1.54" not in demo, demo
-    assert "\\$0.2500" in paid, paid
+    assert f"\\$1.5400 {SCRIPTED_COST}" in demo, demo
+    assert "\\$0.2500" in paid and SCRIPTED_COST not in paid, paid
     shell.run_line_magic("claude", "usage")
     usage = capsys.readouterr().out
     (demo,) = [r for r in usage.splitlines() if r.startswith("| demo |")]
-    assert SCRIPTED_COST in demo and "1.54" not in demo, demo
-    assert f"2 turn(s), {SCRIPTED_COST} in all" in usage, usage
+    assert f"1.5400 {SCRIPTED_COST}" in demo, demo
+    assert f"2 turn(s), 1.7900 USD {SCRIPTED_COST} in all" in usage, usage
 
 
 def test_doctor_prints_text_with_marks_every_font_has(

@@ -13,11 +13,11 @@ from byre_jupyter.session.accounting import NO_COST, SCRIPTED_COST, format_cost
     ("amount", "scripted", "text"),
     [
         (0.0123, False, "$0.0123"),
-        (0.0123, True, SCRIPTED_COST),  # the CLI priced tokens nobody paid for
+        (0.0123, True, f"$0.0123 {SCRIPTED_COST}"),  # the CLI priced tokens nobody paid for
         (1.5, False, "$1.5000"),
         (0.0, False, "$0.0000"),
         (None, False, NO_COST),
-        (None, True, SCRIPTED_COST),
+        (None, True, f"{NO_COST} {SCRIPTED_COST}"),
     ],
 )
 def test_a_cost_reads_in_dollars_and_a_scripted_one_says_so(
