@@ -10,6 +10,7 @@ import pytest
 from support.kernel import CellRun, KernelDriver
 
 from byre_jupyter.scripted import Reply, ScriptedAPI, Text
+from byre_jupyter.session.accounting import SCRIPTED_COST
 
 pytestmark = [pytest.mark.kernel, pytest.mark.cli]
 
@@ -37,6 +38,12 @@ def row(table: str, name: str) -> list[str]:
     raise AssertionError(f"no row for {name!r} in:\n{table}")
 
 
+def paid(cost: str) -> str:
+    """The figure of a cost the scripted API's turns ran up, which is marked as such."""
+    assert cost.endswith(f" {SCRIPTED_COST}"), cost
+    return cost.removesuffix(f" {SCRIPTED_COST}")
+
+
 def test_usage_counts_every_turn_after_a_branch_and_agrees_with_the_footer(
     kernel: KernelDriver, api: ScriptedAPI
 ) -> None:
@@ -55,14 +62,14 @@ def test_usage_counts_every_turn_after_a_branch_and_agrees_with_the_footer(
     usage = row(run(kernel, "%claude usage").texts(), "default")
     turns, cost, tokens_in, tokens_out = usage[1:5]
     assert int(turns) == 4, usage  # before: 1 turn, the branch's own
-    assert float(cost) == pytest.approx(4 * price, abs=2e-4), (usage, price)
+    assert float(paid(cost)) == pytest.approx(4 * price, abs=2e-4), (usage, price)
     assert int(tokens_in) == 4 * 1500 and int(tokens_out) == 4 * 100, usage
     table = run(kernel, "%claude sessions").texts()
     header, sessions = row(table, "session"), row(table, "default")
     turns, cost = sessions[header.index("turns")], sessions[header.index("cost")]
-    assert int(turns) == 4 and float(cost.lstrip("\\$")) == pytest.approx(4 * price, abs=2e-4), (
-        sessions
-    )
+    assert int(turns) == 4 and float(paid(cost.lstrip("\\$"))) == pytest.approx(
+        4 * price, abs=2e-4
+    ), sessions
 
     # One turn of its own: the footer's input tokens are usage's (fresh + cache writes + reads).
     solo = run(kernel, "%%claude -s solo\nPROMPT_SOLO", "cell-solo").texts()
