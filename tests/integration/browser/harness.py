@@ -99,12 +99,21 @@ def _checkout_labextension(home: Path) -> Path | None:
     build = REPO / "byre_jupyter" / "labextension"
     if not (build / "package.json").is_file():
         return None
+    installed = Path(sys.prefix) / "share" / "jupyter" / "labextensions" / "byre-jupyter-bridge"
+    if _bundles(installed) == _bundles(build):
+        return None  # the environment's copy is this build: load it where pip installed it
     path = home / "jupyter-path"
     link = path / "labextensions" / "byre-jupyter-bridge"
     link.parent.mkdir(parents=True, exist_ok=True)
     if not link.is_symlink():
         link.symlink_to(build, target_is_directory=True)
     return path
+
+
+def _bundles(extension: Path) -> set[str]:
+    """The names of a built extension's bundles, which carry their content's hash."""
+    static = extension / "static"
+    return {f.name for f in static.iterdir()} if static.is_dir() else set()
 
 
 # --------------------------------------------------------------------------------------------
