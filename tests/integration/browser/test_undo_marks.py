@@ -119,6 +119,9 @@ def test_marks_follow_a_reload_and_undo_takes_the_turn_back(
     lab.screenshot(f"undo-marks-{lab.frontend}-light.png")
     set_theme(lab, "JupyterLab Dark")
     lab.screenshot(f"undo-marks-{lab.frontend}-dark.png")
+    lab.page.set_viewport_size({"width": 700, "height": 1000})  # a narrow notebook
+    lab.screenshot(f"undo-marks-{lab.frontend}-dark-700.png")
+    lab.page.set_viewport_size({"width": 1400, "height": 1000})
     set_theme(lab, "JupyterLab Light")
 
     # 3. %claude undo in the reloaded page: one review card, both cells restored, marks gone.
