@@ -9,6 +9,10 @@ next turn restarts it with ``--resume`` so the conversation goes on.
 
 Results the CLI starts on its own (a background task finished: ``origin.kind ==
 "task-notification"``) become *background turns*, handed to ``on_background_turn``.
+
+This module is the conversation; the process that serves it (its launch, control channel, EOF,
+the interrupt's kill) is a :class:`~byre_jupyter.session.process.CLIProcess`, which the session
+tells what to launch and which tells the session what the CLI said.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import logging
 import os
 import uuid as uuidlib
 from collections import deque
-from collections.abc import Awaitable, Coroutine, Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,30 +54,18 @@ from ..protocol import (
     user_message,
 )
 from ..protocol.cli_errors import CliErrorKind, classify
-from ..redact import Secrets
-from ..transport import LaunchSpec, Transport
+from ..transport import LaunchSpec
 from ..transport.launch import asks_over_stdio, bypass_allowed, bypass_refusal
 from .accounting import ContextGauge, CostMeter, Ledger
-from .channel import ControlChannel
 from .mcp import McpServer
 from .options import HookCallback, SessionOptions
 from .permissions import PermissionCallback, PermissionRequest, default_policy
-from .transcript import TranscriptWriter
+from .process import CLIProcess, ExitHandler
 from .turn import Turn, TurnResult
 
 __all__ = ["HookCallback", "ImageInput", "Session", "SessionOptions"]
 
 log = logging.getLogger(__name__)
-
-
-async def _shielded(awaitable: Awaitable[None]) -> None:
-    """Run ``awaitable`` to the end even if the caller is cancelled meanwhile."""
-    task = asyncio.ensure_future(awaitable)
-    try:
-        await asyncio.shield(task)
-    except asyncio.CancelledError:
-        await asyncio.wait([task])
-        raise
 
 
 #: What the running CLI's mode is after a switch it refused or did not answer: no mode.
@@ -156,23 +148,25 @@ class Session:
         #: Things the user should know that are not errors of a turn (e.g. lost history).
         self.notices: list[str] = []
 
-        self._transport: Transport | None = None
-        self._channel: ControlChannel | None = None
-        self._start_lock: asyncio.Lock | None = None
+        self._process = CLIProcess(
+            options,
+            on_message=self._on_message,
+            on_bad_line=self._on_bad_line,
+            on_eof=self._on_eof,
+            handlers={
+                "mcp_message": self._handle_mcp,
+                "hook_callback": self._handle_hook,
+                "can_use_tool": self._handle_can_use_tool,
+            },
+        )
         self._queue: deque[Turn] = deque()
         self._queue_event: asyncio.Event | None = None
         self._pump_task: asyncio.Task[None] | None = None
         self._active: Turn | None = None
         self._background: Turn | None = None
         self._stopping: asyncio.Task[list[str]] | None = None
-        self._exit_handlers: set[asyncio.Task[None]] = set()
         self._closed = False
         self._hook_ids: dict[str, HookCallback] = {}
-        self._transcript = (
-            TranscriptWriter(options.transcript, Secrets.of_process(options.env))
-            if options.transcript
-            else None
-        )
 
     # -- public properties ----------------------------------------------------------------
 
@@ -191,11 +185,11 @@ class Session:
 
     @property
     def running(self) -> bool:
-        return self._transport is not None and self._transport.running
+        return self._process.running
 
     @property
     def pid(self) -> int | None:
-        return self._transport.pid if self._transport else None
+        return self._process.pid
 
     @property
     def closed(self) -> bool:
@@ -240,10 +234,8 @@ class Session:
         """Start the CLI now (``send`` does it lazily). Idempotent."""
         if self._closed:
             raise SessionClosedError(f"session {self.name!r} is closed")
-        if self._start_lock is None:
-            self._start_lock = asyncio.Lock()
-        async with self._start_lock:
-            if self._channel is not None and self.running:
+        async with self._process.start_lock:
+            if self.running:
                 return
             try:
                 await self._spawn()
@@ -302,31 +294,17 @@ class Session:
     async def _spawn(self) -> None:
         launched = (self._resume, self._fork_at, self._has_history, self.session_id)
         spec = self._launch_spec()
-        transport = self.options.transport_factory(spec)
-        starting = asyncio.ensure_future(transport.start())
-        try:
-            await asyncio.shield(starting)
-        except asyncio.CancelledError:
-            # Cancelled while the process is being created: it may exist already; kill it.
-            await asyncio.wait([starting])
-            if not starting.cancelled() and starting.exception() is None:
-                await _shielded(transport.kill())
-            raise
-        channel = ControlChannel(
-            transport,
-            on_message=self._on_message,
-            on_bad_line=self._on_bad_line,
-            on_eof=lambda: self._on_eof(channel),
-            handlers={
-                "mcp_message": self._handle_mcp,
-                "hook_callback": self._handle_hook,
-                "can_use_tool": self._handle_can_use_tool,
-            },
-            on_send=self._log_send if self._transcript else None,
-            on_recv=self._log_recv if self._transcript else None,
-        )
-        self._transport, self._channel = transport, channel
-        channel.start()
+        self.server_info = await self._process.spawn(spec, self._hooks())
+        self._cli_mode, self._cli_asks = spec.permission_mode, asks_over_stdio(spec)
+        self._launched, self._sent_to_cli = launched, False
+        # After a fork the new conversation continues as a plain session.
+        if self._fork_at is not None:
+            self._fork_at = self._resume = None
+            self._has_history = True
+
+    def _hooks(self) -> dict[str, list[dict[str, Any]]]:
+        """The ``hooks`` of an ``initialize`` request: each callback under an id of its own,
+        by which the CLI calls it back (:meth:`_handle_hook`)."""
         hooks: dict[str, list[dict[str, Any]]] = {}
         for event, callbacks in self.options.hooks.items():
             ids = []
@@ -335,33 +313,7 @@ class Session:
                 self._hook_ids[hook_id] = callback
                 ids.append(hook_id)
             hooks[event] = [{"matcher": None, "hookCallbackIds": ids}]
-        try:
-            self.server_info = await channel.request(
-                "initialize",
-                timeout=self.options.start_timeout,
-                hooks=hooks or None,
-            )
-        except ControlError as e:
-            await self._teardown(kill=True)
-            code = transport.returncode
-            raise CLIProcessError(
-                f"the CLI did not initialize: {e}",
-                code,
-                transport.stderr_tail,
-                Secrets.of_process(self.options.env),
-            ) from e
-        except asyncio.CancelledError:
-            # ■ (or Stop) while the CLI starts: a process that never answered initialize must
-            # not stay behind as "the running CLI" (the next turn would be written to it and
-            # wait forever). Kill it, shielded: the kill finishes even if cancelled again.
-            await _shielded(self._teardown(kill=True))
-            raise
-        self._cli_mode, self._cli_asks = spec.permission_mode, asks_over_stdio(spec)
-        self._launched, self._sent_to_cli = launched, False
-        # After a fork the new conversation continues as a plain session.
-        if self._fork_at is not None:
-            self._fork_at = self._resume = None
-            self._has_history = True
+        return hooks
 
     async def close(self) -> None:
         """End the conversation's process: queued turns fail, the running one is interrupted."""
@@ -371,30 +323,17 @@ class Session:
         error = SessionClosedError(f"session {self.name!r} was closed")
         while self._queue:
             self._queue.popleft().finish(None, error)
-        if self._active is not None and self._channel is not None and self.running:
+        if self._active is not None and self.running:
             with contextlib.suppress(ByreError, asyncio.TimeoutError):
                 await self._interrupt_active(grace=1.0)
         if self._pump_task is not None:
             self._pump_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._pump_task
-        await self._teardown(kill=False)
+        await self._process.close()
         for turn in (self._active, self._background):
             if turn is not None:
                 turn.finish(None, error)
-        if self._transcript is not None:
-            self._transcript.close()
-
-    async def _teardown(self, *, kill: bool) -> None:
-        transport, channel = self._transport, self._channel
-        self._transport = self._channel = None
-        if transport is not None:
-            if kill:
-                await transport.kill()
-            else:
-                await transport.close(grace=2.0)
-        if channel is not None:
-            await channel.aclose()
 
     # -- turns ----------------------------------------------------------------------------
 
@@ -481,9 +420,8 @@ class Session:
             try:
                 self._active = turn
                 turn.begin(self.model)
-                assert self._channel is not None
                 self._sent_to_cli = True
-                await self._channel.send(
+                await self._process.send(
                     user_message(turn.prompt, session_id=self.session_id or "")
                 )
             except ByreError as e:
@@ -535,24 +473,8 @@ class Session:
         if turn is None:
             return []
         turn.interrupt_requested = True
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + grace
-        still: list[str] = []
-        if self._channel is not None:
-            try:
-                response = await self._channel.request(
-                    "interrupt", timeout=min(grace, self.options.control_timeout)
-                )
-                raw = response.get("still_queued")
-                still = [str(s) for s in raw] if isinstance(raw, list) else []
-            except ControlError as e:
-                log.info("byre: interrupt request failed (%s); escalating", e)
-        try:
-            if not turn.done():
-                await asyncio.wait_for(turn.result(), max(0.0, deadline - loop.time()))
-        except asyncio.TimeoutError:
-            log.warning("byre: turn did not end %.1fs after interrupt; killing the CLI", grace)
-            await self._teardown(kill=True)
+        still, killed = await self._process.interrupt(turn, grace)
+        if killed:
             # The EOF handler ends the turn; make sure, in case it already ran.
             turn.finish(
                 None, CLIProcessError("stopped: the CLI did not answer the interrupt", None, "")
@@ -564,11 +486,10 @@ class Session:
         ``"default"`` (or None) is the CLI's default model (:func:`~byre_jupyter.protocol.
         model_option`)."""
         model = self.model = model_option(model)
-        if self._channel is None or not self.running:
+        if not self.running:
             return model
-        response = await self._channel.request(
-            "set_model", timeout=self.options.control_timeout, **({"model": model} if model else {})
-        )
+        named: dict[str, Any] = {"model": model} if model else {}  # none: the CLI's default
+        response = await self._process.request("set_model", **named)
         resolved = response.get("model")
         return resolved if isinstance(resolved, str) else model
 
@@ -606,14 +527,12 @@ class Session:
             self._mode_lock = asyncio.Lock()
         async with self._mode_lock:
             mode = self.permission_mode
-            if self._channel is None or not self.running or self._cli_mode == mode:
+            if not self.running or self._cli_mode == mode:
                 pass
             else:
                 try:
-                    await self._channel.request(
-                        "set_permission_mode",
-                        timeout=self.options.control_timeout,
-                        mode=str(mode or PermissionMode.DEFAULT),
+                    await self._process.request(
+                        "set_permission_mode", mode=str(mode or PermissionMode.DEFAULT)
                     )
                     self._cli_mode = mode
                 except ControlError as e:
@@ -649,7 +568,7 @@ class Session:
 
     def _cli_in_force(self) -> bool:
         """The running CLI (if any) is in the mode in force and asks us where it should."""
-        if self._channel is None or not self.running:
+        if not self.running:
             return True
         return self._cli_mode == self.permission_mode and (
             self._cli_asks or self.permission_mode == PermissionMode.BYPASS
@@ -668,7 +587,7 @@ class Session:
             self.name,
             self.permission_mode,
         )
-        await self._teardown(kill=False)
+        await self._process.stop()
         await self.start()
 
     async def set_effort(self, effort: str | None) -> str | None:
@@ -677,14 +596,10 @@ class Session:
         ``output_config.effort``). ``"default"`` (or None) is the model's own; another word
         than :data:`~byre_jupyter.protocol.EFFORT_LEVELS` raises ``ValueError``."""
         effort = effort_option(effort)
-        if self._channel is not None and self.running:
+        if self.running:
             # null clears the level (--effort's too): the model's default. 2.1.328 ignores
             # "auto" here, though `/effort auto` takes it.
-            await self._channel.request(
-                "apply_flag_settings",
-                timeout=self.options.control_timeout,
-                settings={"effortLevel": effort},
-            )
+            await self._process.request("apply_flag_settings", settings={"effortLevel": effort})
         self.effort = effort
         return effort
 
@@ -697,19 +612,16 @@ class Session:
 
     async def stop_task(self, task_id: str) -> None:
         """Stop one running task (a long Bash call, a subagent); the turn goes on."""
-        if self._channel is None or not self.running:
+        if not self.running:
             raise ByreError("the session's CLI is not running: no task to stop")
-        await self._channel.request(
-            "stop_task", timeout=self.options.control_timeout, task_id=task_id
-        )
+        await self._process.request("stop_task", task_id=task_id)
 
     async def mcp_status(self) -> Mapping[str, Any]:
         return await self._request_started("mcp_status")
 
     async def _request_started(self, subtype: str, **fields: Any) -> Mapping[str, Any]:
         await self.start()
-        assert self._channel is not None
-        return await self._channel.request(subtype, timeout=self.options.control_timeout, **fields)
+        return await self._process.request(subtype, **fields)
 
     def rebind(
         self,
@@ -816,34 +728,14 @@ class Session:
         if self.options.on_bad_line is not None:
             self.options.on_bad_line(line, error)
 
-    def _on_eof(self, channel: ControlChannel) -> None:
-        if channel is not self._channel and self._channel is not None:
-            return  # an old process we replaced
+    def _on_eof(self) -> ExitHandler:
+        """The CLI's stdout ended: returns what ends its turns once the process is gone."""
         # The turns this process was running, taken now: by the time the exit is handled a
         # new process may run the next turn, which this death must not end.
         turns = (self._active, self._background)
-        task = asyncio.get_running_loop().create_task(self._after_exit(channel, turns))
-        # The loop holds tasks only weakly: kept here until it ends, or it could be collected
-        # before it has ended the dead process's turns.
-        self._exit_handlers.add(task)
-        task.add_done_callback(self._exit_handlers.discard)
+        return lambda error: self._after_exit(error, turns)
 
-    async def _after_exit(
-        self, channel: ControlChannel, turns: tuple[Turn | None, Turn | None]
-    ) -> None:
-        transport = channel.transport
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(transport.wait(), 5.0)
-        if self._channel is channel:
-            self._channel = None
-            self._transport = None
-            await transport.kill()  # reap whatever is left of the group
-        error = CLIProcessError(
-            "the Claude CLI exited during the turn",
-            transport.returncode,
-            transport.stderr_tail,
-            Secrets.of_process(self.options.env),
-        )
+    def _after_exit(self, error: CLIProcessError, turns: tuple[Turn | None, Turn | None]) -> None:
         for turn in turns:
             if turn is not None and not turn.done():
                 turn.finish(None, error)
@@ -900,16 +792,6 @@ class Session:
         decide = turn.can_use_tool if turn is not None and turn.can_use_tool else None
         decision = await (decide or self.can_use_tool)(permission)
         return decision.to_wire(permission)
-
-    # -- transcript -----------------------------------------------------------------------
-
-    def _log_send(self, message: Mapping[str, Any]) -> None:
-        assert self._transcript is not None
-        self._transcript.write("send", message)
-
-    def _log_recv(self, message: Message) -> None:
-        assert self._transcript is not None
-        self._transcript.write("recv", message.raw)
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else ("running" if self.running else "idle")

@@ -32,8 +32,9 @@ async def test_a_cli_killed_before_its_first_answer_leaves_a_usable_session(
     session: Session = make_session()
     turn = await session.send("hang please")
     await asyncio.to_thread(api.wait_for_request, "hang please")
-    assert session._transport is not None
-    await session._transport.kill()  # the CLI dies before its first result
+    transport = session._process.transport
+    assert transport is not None
+    await transport.kill()  # the CLI dies before its first result
     first = await asyncio.wait_for(turn.result(), 30)
     assert first.is_error and isinstance(first.error, CLIProcessError)
     second = await asyncio.wait_for(session.query("hello again"), 60)
@@ -69,8 +70,9 @@ async def kill_during_the_first_turn(
             30,
             "the CLI to record its first answer",
         )
-    assert session._transport is not None
-    await session._transport.kill()  # the CLI dies while its Bash tool runs
+    transport = session._process.transport
+    assert transport is not None
+    await transport.kill()  # the CLI dies while its Bash tool runs
     first = await asyncio.wait_for(turn.result(), 30)
     assert isinstance(first.error, CLIProcessError)
     return first_id
