@@ -1,4 +1,5 @@
-"""The session layer: conversations, turns, the control channel and the in-process MCP server."""
+"""The session layer: conversations, the CLI process behind each, turns, the control channel and
+the in-process MCP server."""
 
 from .accounting import ContextFill, ContextGauge, Ledger
 from .mcp import McpServer, McpTool, ToolResult
