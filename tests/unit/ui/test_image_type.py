@@ -4,7 +4,6 @@ the view and never sniff again, and a media type the bytes do not bear out never
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import io
 import sys
@@ -13,9 +12,8 @@ import pytest
 from support import wire as fx
 from support.screen import Screen
 
-from byre_jupyter.protocol import Image, ResultMessage
+from byre_jupyter.protocol import Image
 from byre_jupyter.protocol import image as control
-from byre_jupyter.session import Turn, TurnResult
 from byre_jupyter.tools.bounded import ToolLimits
 from byre_jupyter.tools.notebook import Cell, NotebookRead, render_notebook
 from byre_jupyter.ui.blocks import ImageView, ToolCardView
@@ -95,31 +93,6 @@ def test_bytes_that_are_no_image_carry_no_media_type_and_are_never_shown_as_one(
     assert "[image: unsupported image data, 21 bytes" in printed.getvalue()
 
 
-def _summary(wires: list[fx.Wire]) -> TurnResult:
-    """The session's own summary of the same lines (``TurnResult``, ``-o VAR``)."""
-
-    class Host:
-        session_id = "s"
-
-        async def interrupt(self) -> list[str]:
-            return []
-
-        async def cancel(self, turn: Turn) -> None:
-            pass
-
-    async def run() -> TurnResult:
-        turn = Turn(Host(), "p")
-        messages = fx.parse_all(wires)
-        for message in messages[:-1]:
-            turn.add(message)
-        last = messages[-1]
-        assert isinstance(last, ResultMessage)
-        turn.finish(last)
-        return await turn.result()
-
-    return asyncio.run(run())
-
-
 def test_one_image_with_a_wrong_declared_type_has_the_same_type_in_every_view() -> None:
     """A tool says "image/svg+xml" of PNG bytes: the live view, the saved record, the terminal
     and the turn's result (``-o VAR``) all say image/png, and none of them says SVG."""
@@ -138,7 +111,7 @@ def test_one_image_with_a_wrong_declared_type_has_the_same_type_in_every_view() 
     (card,) = [b for b in view.walk() if isinstance(b, ToolCardView)]
     (piece,) = screen.kids(card.id, "images")
     saved = [key for data, _ in static_outputs(view) for key in data if key.startswith("image/")]
-    (result_image,) = _summary(wires).images
+    (result_image,) = fx.summarise(wires).images
     assert piece["type"] == "image/png"
     assert saved == ["image/png"]
     printed = io.StringIO()
