@@ -14,7 +14,7 @@ import gc
 import json
 import os
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -158,29 +158,40 @@ def kernel_env(
 
 
 @pytest.fixture
-def kernels(kernel_env: dict[str, str], workdir: Path) -> Iterator[Callable[..., Any]]:
-    """Start real ipykernels (tests/support/kernel.py) in ``workdir``:
-    ``kernels(env=None, load=True, **extra)`` starts one with ``env`` (default ``kernel_env``)
-    plus the ``extra`` variables, and first runs :data:`support.kernel.LOAD` unless ``load`` is
-    false (it may not fail). Every kernel is closed at the end (if the test has not: it may
-    close, kill or shut one down itself)."""
+def kernels(request: pytest.FixtureRequest, workdir: Path) -> Iterator[Callable[..., Any]]:
+    """Start real ipykernels (tests/support/kernel.py), the one way every kernel test does:
+    ``kernels(env=None, load=True, *, driver=KernelDriver, cwd=workdir, **extra)`` starts one
+    with ``env`` (default ``kernel_env``, asked for only then: a kernel with an environment of
+    its own needs no scripted API and no CLI) plus the ``extra`` variables, as ``driver`` (a
+    frontend of the test's own, e.g. one that records iopub) in ``cwd``, and first runs
+    :data:`support.kernel.LOAD` unless ``load`` is false (it may not fail). Every kernel is
+    closed at the end (if the test has not: it may close, kill or shut one down itself, and
+    start the next, as after a restart)."""
     from support.kernel import KernelDriver
 
     started: list[KernelDriver] = []
 
-    def start(env: dict[str, str] | None = None, load: bool = True, **extra: str) -> KernelDriver:
-        driver = KernelDriver({**(kernel_env if env is None else env), **extra}, str(workdir))
-        started.append(driver)
+    def start(
+        env: Mapping[str, str] | None = None,
+        load: bool = True,
+        *,
+        driver: type[KernelDriver] = KernelDriver,
+        cwd: Path | None = None,
+        **extra: str,
+    ) -> KernelDriver:
+        base = request.getfixturevalue("kernel_env") if env is None else env
+        kernel = driver({**base, **extra}, str(cwd or workdir))
+        started.append(kernel)
         if load:
-            out = driver.run(LOAD)
+            out = kernel.run(LOAD)
             assert "Error" not in out.texts(), out.texts()
-        return driver
+        return kernel
 
     try:
         yield start
     finally:
-        for driver in started:
-            driver.close()
+        for kernel in started:
+            kernel.close()
 
 
 @pytest.fixture

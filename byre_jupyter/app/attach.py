@@ -119,5 +119,5 @@ def attach_variables(
                 "text": f"Variable `{name}` (attached from the notebook):\n{description.text}",
             }
         )
-        images.extend(i for i in map(Image.sniffed, description.images) if i is not None)
+        images.extend(description.images)
     return blocks, images, names

@@ -8,27 +8,22 @@ Control requests and responses share stdin/stdout with the messages
 
 from __future__ import annotations
 
-import base64
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
 __all__ = [
     "EFFORT_LEVELS",
     "PERMISSION_MODES",
-    "Image",
     "PermissionMode",
     "cancel_request",
     "control_request",
     "effort_option",
     "effort_set_by",
     "error_response",
-    "image_block",
     "model_label",
     "model_option",
-    "sniff_image_type",
     "success_response",
     "user_message",
 ]
@@ -146,55 +141,6 @@ def error_response(request_id: str, error: str) -> dict[str, Any]:
 def cancel_request(request_id: str) -> dict[str, Any]:
     """Tell the CLI we no longer need the answer to one of our own requests."""
     return {"type": "control_cancel_request", "request_id": request_id}
-
-
-_MAGIC = (
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"GIF87a", "image/gif"),
-    (b"GIF89a", "image/gif"),
-)
-
-
-def sniff_image_type(data: bytes) -> str | None:
-    """The media type of PNG/JPEG/GIF/WebP bytes, or None for anything else."""
-    for magic, media_type in _MAGIC:
-        if data.startswith(magic):
-            return media_type
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    return None
-
-
-@dataclass(frozen=True)
-class Image:
-    """An image the user attaches: its bytes and their media type, sniffed once, where the
-    image is made (``Image.sniffed``); everything after (the request, the view, the saved
-    output) takes the type from here."""
-
-    data: bytes = field(repr=False)
-    media_type: str
-
-    @classmethod
-    def sniffed(cls, data: bytes) -> Image | None:
-        """``data`` as an Image, or None if it is no PNG, JPEG, GIF or WebP."""
-        media_type = sniff_image_type(data)
-        return cls(data, media_type) if media_type is not None else None
-
-
-def image_block(data: bytes, media_type: str | None = None) -> dict[str, Any]:
-    """An Anthropic base64 image content block. Raises ValueError for unknown image bytes."""
-    media_type = media_type or sniff_image_type(data)
-    if media_type is None:
-        raise ValueError("not a PNG, JPEG, GIF or WebP image")
-    return {
-        "type": "image",
-        "source": {
-            "type": "base64",
-            "media_type": media_type,
-            "data": base64.b64encode(data).decode(),
-        },
-    }
 
 
 def user_message(

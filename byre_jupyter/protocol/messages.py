@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .image import Image
+
 __all__ = [
     "KNOWN_SYSTEM_SUBTYPES",
     "KNOWN_TYPES",
@@ -197,10 +199,16 @@ class ToolUseBlock(Block):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ImageBlock(Block):
-    """An image, base64 encoded (Anthropic ``source`` style or MCP ``data``/``mimeType`` style)."""
+    """An image, base64 encoded (Anthropic ``source`` style or MCP ``data``/``mimeType`` style).
+
+    ``media_type`` and ``data`` are what the line says; ``image`` is what the bytes are,
+    decided once as the line is parsed (``protocol/image.py``): None when they are no PNG,
+    JPEG, GIF or WebP, whatever the line declared. Everything past this layer reads ``image``.
+    """
 
     media_type: str
     data: str = field(repr=False)
+    image: Image | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -254,16 +262,15 @@ def parse_block(raw: Any) -> Block:
     if kind == "image":
         source = raw.get("source")
         if isinstance(source, Mapping) and source.get("type") == "base64":
-            return ImageBlock(
-                raw=raw,
-                media_type=str(source.get("media_type", "")),
-                data=str(source.get("data", "")),
-            )
+            return _image_block(raw, source.get("media_type", ""), source.get("data", ""))
         if "data" in raw:  # MCP style
-            return ImageBlock(
-                raw=raw, media_type=str(raw.get("mimeType", "")), data=str(raw.get("data", ""))
-            )
+            return _image_block(raw, raw.get("mimeType", ""), raw.get("data", ""))
     return UnknownBlock(raw=raw)
+
+
+def _image_block(raw: Mapping[str, Any], media_type: Any, data: Any) -> ImageBlock:
+    text = str(data)
+    return ImageBlock(raw=raw, media_type=str(media_type), data=text, image=Image.from_base64(text))
 
 
 def parse_blocks(content: Any) -> tuple[Block, ...]:

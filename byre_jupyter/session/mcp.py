@@ -19,13 +19,12 @@ Registering a tool::
 from __future__ import annotations
 
 import asyncio
-import base64
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..protocol import sniff_image_type
+from ..protocol import Image
 from ..version import __version__
 
 __all__ = ["McpServer", "McpTool", "ToolResult"]
@@ -50,11 +49,9 @@ class ToolResult:
         self.content.append({"type": "text", "text": text})
         return self
 
-    def add_image(self, data: bytes, media_type: str | None = None) -> ToolResult:
-        media_type = media_type or sniff_image_type(data) or "image/png"
-        self.content.append(
-            {"type": "image", "data": base64.b64encode(data).decode(), "mimeType": media_type}
-        )
+    def add_image(self, image: Image) -> ToolResult:
+        """Attach ``image``: its media type was decided where it was made (``Image``)."""
+        self.content.append(image.mcp_content())
         return self
 
     def to_mcp(self) -> dict[str, Any]:

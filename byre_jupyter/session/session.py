@@ -48,7 +48,6 @@ from ..protocol import (
     SystemMessage,
     effort_option,
     effort_set_by,
-    image_block,
     model_option,
     parse_commands,
     user_message,
@@ -384,7 +383,7 @@ class Session:
                 if sniffed is None:
                     raise ValueError(f"not a PNG, JPEG, GIF or WebP image: {image!r:.80}")
                 image = sniffed
-            blocks.append(image_block(image.data, image.media_type))
+            blocks.append(image.content_block())
         if isinstance(prompt, str):
             if prompt:
                 blocks.append({"type": "text", "text": prompt})

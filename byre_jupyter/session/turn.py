@@ -32,6 +32,7 @@ from ..errors import ByreError
 from ..protocol import (
     AssistantMessage,
     CompactBoundary,
+    Image,
     ImageBlock,
     Message,
     ResultMessage,
@@ -67,7 +68,9 @@ class TurnResult:
     duration_ms: float | None = None
     num_turns: int | None = None
     model: str | None = None
-    images: tuple[ImageBlock, ...] = ()
+    #: The turn's images (Claude's and its tools'), each with the type its bytes bear out;
+    #: an image block holding no PNG, JPEG, GIF or WebP is left out.
+    images: tuple[Image, ...] = ()
     message_uuids: tuple[str, ...] = ()
     error: ByreError | None = None
     origin: str | None = None
@@ -255,7 +258,7 @@ class Turn:
 
     def _summarise(self, result: ResultMessage | None, error: ByreError | None) -> TurnResult:
         texts: list[str] = []
-        images: list[ImageBlock] = []
+        blocks: list[ImageBlock] = []
         uuids: list[str] = []
         aborted = compacted = False
         for m in self.messages:
@@ -267,10 +270,10 @@ class Turn:
                 aborted = aborted or m.aborted
                 if m.parent_tool_use_id is None and not m.is_api_error:
                     texts.extend(b.text for b in m.content if isinstance(b, TextBlock))
-                images.extend(b for b in m.content if isinstance(b, ImageBlock))
+                blocks.extend(b for b in m.content if isinstance(b, ImageBlock))
             elif isinstance(m, UserMessage):
                 for block in m.tool_results:
-                    images.extend(block.images)
+                    blocks.extend(block.images)
         interrupted = (result.interrupted if result else False) or (
             self.interrupt_requested and (result is None or result.is_error)
         )
@@ -290,7 +293,7 @@ class Turn:
             duration_ms=result.duration_ms if result else None,
             num_turns=result.num_turns if result else None,
             model=self.model,
-            images=tuple(images),
+            images=tuple(b.image for b in blocks if b.image is not None),
             message_uuids=tuple(uuids),
             error=error,
             origin=(result.origin_kind if result else None) or self.origin,

@@ -13,8 +13,6 @@ A capture may also pass each output on as it comes, as an nbformat output (``on_
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextvars
 import logging
 import sys
@@ -22,10 +20,10 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-from ..protocol import sniff_image_type
+from ..protocol import Image
 from .bounded import BoundedText, ToolLimits
 
-__all__ = ["Capture", "Output", "image_bytes"]
+__all__ = ["Capture", "Output", "displayed_image"]
 
 log = logging.getLogger(__name__)
 
@@ -38,18 +36,14 @@ _ACTIVE: contextvars.ContextVar[Capture | None] = contextvars.ContextVar(
 )
 
 
-def image_bytes(value: object) -> bytes | None:
-    """Image data from a mimebundle value: raw bytes, or base64 text as ipykernel sends it."""
+def displayed_image(value: object) -> Image | None:
+    """The image of a mimebundle value (raw bytes, or base64 text as ipykernel sends it), with
+    the type its bytes bear out, whatever key it was published under; None for no image."""
     if isinstance(value, (bytes, bytearray, memoryview)):
-        data = bytes(value)
-    elif isinstance(value, str):
-        try:
-            data = base64.b64decode(value, validate=False)
-        except (binascii.Error, ValueError):
-            return None
-    else:
-        return None
-    return data if sniff_image_type(data) else None
+        return Image.sniffed(bytes(value))
+    if isinstance(value, str):
+        return Image.from_base64(value)
+    return None
 
 
 class Capture:
@@ -63,21 +57,21 @@ class Capture:
         self.stdout = BoundedText(limits.max_output_chars)
         self.stderr = BoundedText(limits.max_output_chars)
         self.displayed = BoundedText(limits.max_output_chars)
-        self.images: list[bytes] = []
+        self.images: list[Image] = []
         self.notes: list[str] = []
         self.images_left_out = 0
 
-    def add_image(self, data: bytes) -> bool:
+    def add_image(self, image: Image) -> bool:
         """Keep an image if the limits allow; a left-out one is counted or noted."""
-        if len(data) > self.limits.max_image_bytes:
+        if image.size > self.limits.max_image_bytes:
             self.notes.append(
-                f"an image of {len(data)} bytes was left out (limit {self.limits.max_image_bytes})"
+                f"an image of {image.size} bytes was left out (limit {self.limits.max_image_bytes})"
             )
             return False
         if len(self.images) >= self.limits.max_images:
             self.images_left_out += 1
             return False
-        self.images.append(data)
+        self.images.append(image)
         return True
 
     def emit(self, output: Output) -> None:
@@ -91,7 +85,7 @@ class Capture:
 
     def add_bundle(self, data: Mapping[str, Any]) -> None:
         for mime in ("image/png", "image/jpeg"):
-            image = image_bytes(data.get(mime))
+            image = displayed_image(data.get(mime))
             if image is not None:
                 if self.add_image(image):
                     self.displayed.write(f"[displayed image #{len(self.images)}]\n")

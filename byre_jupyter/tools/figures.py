@@ -12,6 +12,8 @@ from collections.abc import Callable
 from io import BytesIO
 from typing import Any
 
+from ..protocol import Image
+
 __all__ = [
     "FigureTracker",
     "as_figure",
@@ -42,10 +44,10 @@ def as_figure(obj: object) -> Any | None:
     return None
 
 
-def render_figure(figure: Any, dpi: int) -> bytes:
+def render_figure(figure: Any, dpi: int) -> Image:
     buffer = BytesIO()
     figure.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
-    return buffer.getvalue()
+    return Image(buffer.getvalue(), "image/png")  # we asked for PNG: no sniffing needed
 
 
 def close_figure(figure: Any) -> None:
@@ -54,7 +56,7 @@ def close_figure(figure: Any) -> None:
         pyplot.close(figure)
 
 
-def pil_to_png(image: Any, max_side: int = 1600) -> bytes:
+def pil_to_png(image: Any, max_side: int = 1600) -> Image:
     """A PIL image as PNG, scaled down to ``max_side`` and converted to a PNG-friendly mode."""
     if image.mode not in ("1", "L", "LA", "P", "RGB", "RGBA", "I", "I;16"):
         image = image.convert("RGBA" if "A" in image.mode else "RGB")
@@ -63,7 +65,7 @@ def pil_to_png(image: Any, max_side: int = 1600) -> bytes:
         image.thumbnail((max_side, max_side))
     buffer = BytesIO()
     image.save(buffer, format="PNG")
-    return buffer.getvalue()
+    return Image(buffer.getvalue(), "image/png")
 
 
 def _open_figures() -> list[Any]:

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..protocol import Image
 from ..redact import REDACTED, is_secret_name
 from .bounded import ToolLimits, clip
 from .figures import lazy_class, pil_to_png, render_figure
@@ -49,7 +50,7 @@ class Description:
     """Text (already bounded) and images for one tool result."""
 
     text: str
-    images: list[bytes] = field(default_factory=list)
+    images: list[Image] = field(default_factory=list)
     is_error: bool = False
 
 

@@ -13,8 +13,6 @@ rendered by byre_jupyter.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import os
 import re
@@ -23,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..bridge import Bridge, BridgeError, ReadNotebook
+from ..protocol import Image
 from ..session.mcp import ToolResult
 from .bounded import ToolLimits, clip, fit_budget
 
@@ -220,9 +219,9 @@ def select(cells: Sequence[Cell], args: Mapping[str, Any]) -> tuple[list[int], s
     return list(range(first, last + 1)), None
 
 
-def _output_summary(output: Mapping[str, Any], images: bool) -> tuple[str, list[bytes]]:
+def _output_summary(output: Mapping[str, Any], images: bool) -> tuple[str, list[Image]]:
     kind = _text(output.get("output_type"))
-    found: list[bytes] = []
+    found: list[Image] = []
     if kind == "stream":
         return f"[{_text(output.get('name')) or 'stream'}]\n{_text(output.get('text'))}", found
     if kind == "error":
@@ -240,13 +239,18 @@ def _output_summary(output: Mapping[str, Any], images: bool) -> tuple[str, list[
     data = data if isinstance(data, Mapping) else {}
     parts = []
     for media in _IMAGE_TYPES:
-        if media in data:
-            decoded = _decode(data[media]) if images else None
-            if decoded:
-                found.append(decoded)
-                parts.append(f"[image {media}, attached below]")
-            else:
-                parts.append(f"[image {media}]")
+        if media not in data:
+            continue
+        if not images:
+            parts.append(f"[image {media}]")
+            continue
+        # A saved notebook is untrusted: its key is a claim, the bytes decide (Image).
+        image = Image.from_base64(_text(data[media]))
+        if image is None:
+            parts.append(f"[output under {media}: not an image, left out]")
+        else:
+            found.append(image)
+            parts.append(f"[image {image.media_type}, attached below]")
     if _WIDGET in data:
         # A widget's text/plain is its Python repr (a live %%claude view: VBox(children=…)).
         parts.append(_text(data.get("text/markdown")) or "[widget]")
@@ -276,13 +280,6 @@ def _answer(output: Mapping[str, Any]) -> str | None:
     return whole if len(whole) <= ANSWER_CHARS else "…" + whole[-(ANSWER_CHARS - 1) :]
 
 
-def _decode(value: object) -> bytes | None:
-    try:
-        return base64.b64decode(_text(value).replace("\n", ""), validate=True) or None
-    except (binascii.Error, ValueError):
-        return None
-
-
 def _strip_ansi(text: str) -> str:
     # IPython colours tracebacks in the saved outputs; the model reads the plain text.
     return _ANSI.sub("", text)
@@ -307,7 +304,7 @@ def render_notebook(
     header = [f"Notebook {read.where}, {origin}: {len(read.cells)} cells."]
     header.extend(read.notes)
     blocks: list[str] = []
-    attached: list[bytes] = []
+    attached: list[Image] = []
     for index in indices:
         cell = read.cells[index]
         marks = [f"cell {index + 1}", f"id {cell.id or '(none)'}", cell.cell_type]
@@ -351,7 +348,7 @@ def render_notebook(
         + "\n\n".join(clip(block, budget) for block, budget in zip(blocks, budgets, strict=True))
     )
     result = ToolResult.text(text)
-    kept = [image for image in attached if len(image) <= limits.max_image_bytes]
+    kept = [image for image in attached if image.size <= limits.max_image_bytes]
     kept = kept[: limits.max_images]
     for image in kept:
         result.add_image(image)

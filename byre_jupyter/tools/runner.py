@@ -59,9 +59,9 @@ from dataclasses import dataclass, field
 from types import CodeType, FrameType, TracebackType
 from typing import Any, Literal
 
-from ..protocol import sniff_image_type
+from ..protocol import Image
 from .bounded import DEFAULT_LIMITS, ToolLimits, clip, fit_budget, pretty_repr
-from .capture import Capture, Output, image_bytes
+from .capture import Capture, Output, displayed_image
 from .figures import FigureTracker, as_figure, close_figure, render_figure
 
 __all__ = ["PythonRun", "PythonRunCancelled", "PythonRunner", "RunStatus"]
@@ -95,8 +95,8 @@ class PythonRun:
     error: str | None = None
     """``"ZeroDivisionError: division by zero"``; None when the code ran through."""
     traceback: str | None = None
-    images: tuple[bytes, ...] = ()
-    """PNG (or JPEG, if the code displayed one) bytes: displayed images, then figures."""
+    images: tuple[Image, ...] = ()
+    """Displayed images (PNG or JPEG, as their bytes are), then figures (PNG)."""
     notes: tuple[str, ...] = ()
     duration: float = 0.0
     approved_by: str = ""
@@ -455,7 +455,7 @@ class PythonRunner:
                 image = _value_image(outcome.value)
                 if image is not None:
                     capture.add_image(image)
-                    shown[sniff_image_type(image) or "image/png"] = image
+                    shown[image.media_type] = image.data
             capture.emit({"output_type": "execute_result", "data": shown, "metadata": {}})
         for figure in figures:
             if len(capture.images) >= limits.max_images:
@@ -464,7 +464,7 @@ class PythonRunner:
             try:
                 png = render_figure(figure, limits.figure_dpi)
                 capture.add_image(png)
-                figure_data = {"image/png": png, "text/plain": "<Figure>"}
+                figure_data = {png.media_type: png.data, "text/plain": "<Figure>"}
                 capture.emit({"output_type": "display_data", "data": figure_data, "metadata": {}})
             except Exception as e:  # a broken plot must not lose the rest of the result
                 capture.notes.append(f"could not render a figure: {type(e).__name__}: {e}")
@@ -603,7 +603,7 @@ def _format_traceback(error: BaseException, compiled: _Compiled | None) -> str:
     return "".join(formatted.format())
 
 
-def _value_image(value: Any) -> bytes | None:
+def _value_image(value: Any) -> Image | None:
     for method in ("_repr_png_", "_repr_jpeg_"):
         render: Callable[[], Any] | None = getattr(value, method, None)
         if not callable(render) or isinstance(value, type):
@@ -615,7 +615,7 @@ def _value_image(value: Any) -> bytes | None:
             continue
         if isinstance(data, tuple):  # (data, metadata)
             data = data[0]
-        image = image_bytes(data)
+        image = displayed_image(data)
         if image is not None:
             return image
     return None

@@ -21,8 +21,6 @@ height that scrolls, headed by its size, so a 20,000-character command is all th
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from byre_jupyter.session.permissions import Allow, Allowance, Decision, Deny
@@ -174,16 +172,9 @@ def body_html(request: ToolRequest) -> str:
 class ApprovalCard(CardFrame):
     """A live card with the three answers; ``await card.decision`` to get one."""
 
-    def __init__(
-        self,
-        tool_name: str,
-        tool_input: Mapping[str, Any],
-        *,
-        loop: asyncio.AbstractEventLoop,
-        own: Callable[[Any], Any] = lambda w: w,
-    ) -> None:
-        super().__init__(tool_name, tool_input, loop=loop, own=own)
-        W = self._W
+    def _build(self) -> list[Any]:
+        W, own = self._W, self._own
+        tool_name, tool_input = self.tool_name, self.tool_input
         self.request = describe_request(tool_name, tool_input)
         self.title, self.detail = self.request.title, self.request.detail
 
@@ -224,7 +215,7 @@ class ApprovalCard(CardFrame):
             )
             self.scope.layout = own(W.Layout(width="auto", margin="2px 0.4em 2px 0"))
             scope_row = (self.row((self.scope, self.scope_menu)),)
-        self.frame((header, body, buttons, *scope_row))
+        return [header, body, buttons, *scope_row]
 
     def answer(self, choice: Choice, reason: str = "") -> Decision:
         """The decision a click on ``choice`` stands for (``always``: with the allowance the

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
+from byre_jupyter.protocol import Image
 from byre_jupyter.ui.toolinfo import tool_label
 
 __all__ = [
@@ -94,18 +95,23 @@ class ThinkingView(_StreamedText):
 
 @dataclass(eq=False, kw_only=True)
 class ImageView(BlockView):
-    """An image: ``media_type`` is the type sniffed from its bytes where they entered (None:
-    they are no PNG, JPEG, GIF or WebP, and are never shown as an image). Renderers take it
-    from here and never sniff again.
+    """An image: ``image`` is the bytes with the media type decided where they entered
+    (``protocol.Image``); None when they are no PNG, JPEG, GIF or WebP, which are never shown
+    as an image, only as their ``size``. Renderers take it from here and never sniff again.
 
     ``origin`` says where it came from (``"attached"`` or ``"tool Read"``) for captions.
     """
 
     kind: ClassVar[str] = "image"
-    media_type: str | None
-    data: bytes = field(repr=False)
+    image: Image | None = field(repr=False)
+    size: int
     origin: str = ""
     frozen: bool = True
+
+    @property
+    def media_type(self) -> str | None:
+        """The image's media type; None for bytes that are no image."""
+        return self.image.media_type if self.image is not None else None
 
 
 @dataclass(eq=False, kw_only=True)

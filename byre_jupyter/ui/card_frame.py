@@ -2,13 +2,14 @@
 controls, one way to answer.
 
 A card (ui/approval_card.py, ui/question_card.py, ui/plan_card.py) shows a tool call and waits
-for the user's decision. What they share lives here, once: the constructor's signature
-``(tool_name, tool_input, *, loop, own)``, the future ``decision`` (the session's one decision
-type), the bordered box the live view recognises by its class, buttons and text boxes laid out
-so a narrow notebook wraps them instead of cutting them, and the answer path: a widget callback
-may run on another thread, so a click only hands its decision to the loop; the first decision
-wins and every control is disabled after it. :meth:`CardFrame.reject` answers deny without a
-click (Stop/■, or the turn ended).
+for the user's decision. What they share lives here, once: the constructor
+``(tool_name, tool_input, *, loop, own)``, which sets the card up, asks it for its rows
+(``_build``, the one thing each card writes) and frames them; the future ``decision`` (the
+session's one decision type), the bordered box the live view recognises by its class, buttons
+and text boxes laid out so a narrow notebook wraps them instead of cutting them, and the answer
+path: a widget callback may run on another thread, so a click only hands its decision to the
+loop; the first decision wins and every control is disabled after it. :meth:`CardFrame.reject`
+answers deny without a click (Stop/■, or the turn ended).
 
 ``own`` is the turn's widget keeper (app/surfaces.py): every widget a card makes goes through
 it, so the turn closes them all when it ends.
@@ -39,9 +40,11 @@ class Card(Protocol):
 
 
 class CardFrame:
-    """The shared part of a live card; a subclass builds its rows and calls :meth:`frame`."""
+    """The shared part of a live card; a subclass builds its rows in :meth:`_build`."""
 
     title: str = ""
+    #: The card's own class beside ``byre-approval-card`` (the tests and the page find it).
+    card_class: str = ""
 
     def __init__(
         self,
@@ -62,6 +65,11 @@ class CardFrame:
         self._own = own
         #: Everything the user can click or type in: disabled once the card is answered.
         self._controls: list[Any] = []
+        self._frame(self._build())
+
+    def _build(self) -> list[Any]:
+        """The card's rows, top to bottom, made with the helpers below; it sets ``title``."""
+        raise NotImplementedError
 
     # -- building ----------------------------------------------------------------------------
 
@@ -117,7 +125,7 @@ class CardFrame:
         )
         return own(W.HBox(tuple(children), layout=own(layout)))
 
-    def frame(self, rows: Iterable[Any], *classes: str) -> Any:
+    def _frame(self, rows: Iterable[Any]) -> None:
         """The card's box around ``rows``: ``self.widget``. The live view makes any
         ``byre-approval-card`` an alertdialog named by its title and shows it while it waits."""
         W, own = self._W, self._own
@@ -127,9 +135,9 @@ class CardFrame:
                 layout=own(W.Layout(border=_BORDER, padding="0.3em", margin="0.3em 0")),
             )
         )
-        for name in ("byre-approval-card", *classes):
-            self.widget.add_class(name)
-        return self.widget
+        for name in ("byre-approval-card", self.card_class):
+            if name:
+                self.widget.add_class(name)
 
     # -- answering ---------------------------------------------------------------------------
 

@@ -24,7 +24,6 @@ changes neither the layout nor the height (docs/kernel.md, section 4).
 
 from __future__ import annotations
 
-import base64
 import bisect
 import functools
 import pathlib
@@ -94,7 +93,6 @@ _BOXED = {_PRE_OPEN: _COPY_BUTTON, "</pre>": "</pre></div>"}
 _PRE_TAGS = re.compile("|".join(map(re.escape, _BOXED)))
 _PRE = "max-height:20em;overflow:auto;font-size:0.85em;margin:0.2em 0"
 #: Image types the module shows (an image's sniffed ``media_type``), as ``data:`` URLs.
-_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 
 Own = Callable[[W.Widget], Any]
 Piece = dict[str, Any]
@@ -346,11 +344,11 @@ def _(block: ThinkingView) -> Piece:
 
 @_content.register
 def _(block: ImageView) -> Piece:
-    mime = block.media_type
-    if mime not in _IMAGE_TYPES:
+    image = block.image  # its type one of protocol.IMAGE_TYPES: never SVG, never HTML
+    if image is None:
         text = escape_text(f"<unsupported image from {block.origin}>")
         return {"kind": "html", "html": f"<div>{text}</div>"}
-    return {"kind": "image", "type": mime, "data": base64.b64encode(block.data).decode("ascii")}
+    return {"kind": "image", "type": image.media_type, "data": image.base64}
 
 
 @_content.register

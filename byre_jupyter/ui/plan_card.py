@@ -122,7 +122,10 @@ def plan_html(plan: str) -> str:
 
 
 class PlanCard(CardFrame):
-    """A live card for one ``ExitPlanMode`` call; ``await card.decision`` for the answer."""
+    """A live card for one ``ExitPlanMode`` call; ``await card.decision`` for the answer.
+    ``folder`` is where the CLI keeps plans (a test's own; by default ``plans_folder()``)."""
+
+    card_class = "byre-plan-card"
 
     def __init__(
         self,
@@ -133,9 +136,12 @@ class PlanCard(CardFrame):
         own: Callable[[Any], Any] = lambda w: w,
         folder: str | None = None,
     ) -> None:
+        self._folder = folder if folder is not None else plans_folder()
         super().__init__(tool_name, tool_input, loop=loop, own=own)
-        W = self._W
-        self.plan = plan_text(tool_input, folder if folder is not None else plans_folder())
+
+    def _build(self) -> list[Any]:
+        W, own = self._W, self._own
+        self.plan = plan_text(self.tool_input, self._folder)
         self.title = "Claude's plan"
 
         title = self.html(
@@ -161,7 +167,7 @@ class PlanCard(CardFrame):
         self.approve.on_click(lambda _b: self._clicked("approve"))
         self.keep.on_click(lambda _b: self._clicked("keep"))
         buttons = self.row((self.approve, self.mode_menu, self.keep, self.feedback))
-        self.frame((title, body, buttons), "byre-plan-card")
+        return [title, body, buttons]
 
     def answer(self, choice: str, mode: str = "default", feedback: str = "") -> Decision:
         """``approve`` (continuing in ``mode``) or ``keep`` (planning, told ``feedback``)."""

@@ -19,8 +19,7 @@ one single-choice question; otherwise *Answer* sends the choices. Labels are wid
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -144,17 +143,11 @@ def question_html(question: Question) -> str:
 class QuestionCard(CardFrame):
     """A live card for one ``AskUserQuestion`` call; ``await card.decision`` for the answer."""
 
-    def __init__(
-        self,
-        tool_name: str,
-        tool_input: Mapping[str, Any],
-        *,
-        loop: asyncio.AbstractEventLoop,
-        own: Callable[[Any], Any] = lambda w: w,
-    ) -> None:
-        super().__init__(tool_name, tool_input, loop=loop, own=own)
-        W = self._W
-        self.questions = parse_questions(tool_input)
+    card_class = "byre-question-card"
+
+    def _build(self) -> list[Any]:
+        W, own = self._W, self._own
+        self.questions = parse_questions(self.tool_input)
         count = len(self.questions)
         self.title = "Claude has a question" if count == 1 else f"Claude has {count} questions"
         #: Per question: its option buttons or checkboxes, and its "Other" text box.
@@ -216,7 +209,7 @@ class QuestionCard(CardFrame):
         hint_html = own(W.HTML(f'<span style="{_DIM}">{escape_text(hint)}</span>'))
         rows.append(self.row((self.answer_button, self.skip_button, hint_html)))
         self._one_click = one_click
-        self.frame(rows, "byre-question-card")
+        return rows
 
     # -- answers ---------------------------------------------------------------------------
 

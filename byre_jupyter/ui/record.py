@@ -22,7 +22,6 @@ Pure module.
 
 from __future__ import annotations
 
-import base64
 import functools
 import io
 import math
@@ -31,6 +30,7 @@ from typing import Any
 
 import nh3
 
+from byre_jupyter.protocol import Image
 from byre_jupyter.tools.bounded import clip
 from byre_jupyter.tools.notebook import ANSWER_CHARS
 from byre_jupyter.ui.format import (
@@ -505,68 +505,69 @@ def _image_output(image: ImageView, number: int, left: int, budget: int) -> tupl
     ``budget`` is the turn's whole image budget, for the note.
     """
     caption = image_caption(image, number)
-    mime = image.media_type  # sniffed where the image entered the view
-    if mime is None:
-        size = f"{len(image.data):,} bytes"
+    picture = image.image  # its type decided where the image entered the view
+    if picture is None:
+        size = f"{image.size:,} bytes"
         return ({"text/plain": f"{caption[:-1]}, unsupported image data, {size}>"}, {}), 0
-    data = image.data
-    if len(data) > left:
-        smaller = _downscale(data, mime, left)
+    if picture.size > left:
+        smaller = _downscale(picture, left)
         if smaller is None:
             note = (
-                f"{caption[:-1]}: {mime}, {_megabytes(len(data))}, not saved in the notebook: "
-                f"over the {_megabytes(budget)} of images a turn may save "
+                f"{caption[:-1]}: {picture.media_type}, {_megabytes(picture.size)}, not saved "
+                f"in the notebook: over the {_megabytes(budget)} of images a turn may save "
                 "(Claude.max_saved_images_mb)>"
             )
             return ({"text/plain": note}, {}), 0
-        data, mime, note = smaller
+        picture, note = smaller
         caption = f"{caption[:-1]}, {note}>"
-    encoded = base64.b64encode(data).decode("ascii")
-    return ({mime: encoded, "text/plain": caption}, {}), len(data)
+    return ({picture.media_type: picture.base64, "text/plain": caption}, {}), picture.size
 
 
 def _megabytes(size: int) -> str:
     return f"{size / 2**20:.1f} MB"
 
 
-def _downscale(data: bytes, mime: str, budget: int) -> tuple[bytes, str, str] | None:
-    """``(bytes, mime, note)`` of a smaller copy that fits ``budget``; None without Pillow."""
+def _downscale(picture: Image, budget: int) -> tuple[Image, str] | None:
+    """``(image, note)``: a smaller copy that fits ``budget``; None without Pillow."""
     if budget < _MIN_DOWNSCALED:
         return None
     try:
-        from PIL import Image
+        from PIL import Image as Pil
     except ImportError:
         return None
     try:
-        with Image.open(io.BytesIO(data)) as original:
+        with Pil.open(io.BytesIO(picture.data)) as original:
             width, height = original.size  # from the header, before anything is decoded
             if width * height > _MAX_DECODE_PIXELS:
                 return None
             original.load()
             # JPEG stays JPEG; anything else (a GIF's first frame too) becomes PNG.
             out_format, out_mime = (
-                ("JPEG", "image/jpeg") if mime == "image/jpeg" else ("PNG", "image/png")
+                ("JPEG", "image/jpeg")
+                if picture.media_type == "image/jpeg"
+                else ("PNG", "image/png")
             )
             keep = ("RGB", "L") if out_format == "JPEG" else ("1", "L", "LA", "P", "RGB", "RGBA")
             if original.mode in keep:
                 image = original.copy()
             else:
                 image = original.convert("RGB" if out_format == "JPEG" else "RGBA")
-    except (OSError, ValueError, Image.DecompressionBombError):
+    except (OSError, ValueError, Pil.DecompressionBombError):
         return None
-    scale = math.sqrt(budget / len(data)) * 0.9
+    scale = math.sqrt(budget / picture.size) * 0.9
     for _ in range(8):
         size = (max(1, int(width * scale)), max(1, int(height * scale)))
         if min(size) < _MIN_SIDE:
             return None
         buffer = io.BytesIO()
-        image.resize(size, Image.Resampling.LANCZOS).save(buffer, format=out_format)
+        image.resize(size, Pil.Resampling.LANCZOS).save(buffer, format=out_format)
         if buffer.tell() <= budget:
             note = (
-                f"downscaled from {width}x{height} ({_megabytes(len(data))}) to "
+                f"downscaled from {width}x{height} ({_megabytes(picture.size)}) to "
                 f"{size[0]}x{size[1]} to fit the turn's image budget"
             )
-            return buffer.getvalue(), out_mime, note
+            # Encoded here, as ``out_format``: the type is the one Pillow wrote.
+            return Image(buffer.getvalue(), out_mime), note
         scale *= 0.7
     return None
 

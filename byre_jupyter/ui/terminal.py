@@ -65,7 +65,7 @@ class TerminalPrinter:
     @_print.register
     def _(self, block: ImageView, depth: int) -> None:
         if block.id not in self._done:
-            size = f"{len(block.data):,} bytes"
+            size = f"{block.size:,} bytes"
             kind = block.media_type or "unsupported image data"
             line = f"{'  ' * depth}[image: {kind}, {size}, {block.origin}]"
             self._line(line, block.id)

@@ -19,7 +19,6 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from byre_jupyter.protocol import sniff_image_type
 from byre_jupyter.session.permissions import Allowance, Scope
 from byre_jupyter.tools.card import ApprovalKind, ToolInfo, read_only_card
 from byre_jupyter.tools.registry import cards
@@ -38,7 +37,6 @@ __all__ = [
     "compact_json",
     "input_lines",
     "shows_rule",
-    "sniff_image_type",
     "summarize_tool_input",
     "tool_diff",
     "tool_info",

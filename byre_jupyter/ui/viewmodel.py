@@ -28,8 +28,6 @@ Unknown message types are ignored here (the session layer logs them). No IPython
 
 from __future__ import annotations
 
-import base64
-import binascii
 import os
 import re
 import time
@@ -38,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from byre_jupyter.protocol.cli_errors import CliErrorKind, classify
-from byre_jupyter.protocol.control import Image
+from byre_jupyter.protocol.image import Image, decode_base64
 from byre_jupyter.protocol.messages import (
     ApiRetryMessage,
     AssistantMessage,
@@ -77,7 +75,7 @@ from byre_jupyter.ui.blocks import (
     ThinkingView,
     ToolCardView,
 )
-from byre_jupyter.ui.toolinfo import sniff_image_type, summarize_tool_input, tool_diff, tool_label
+from byre_jupyter.ui.toolinfo import summarize_tool_input, tool_diff, tool_label
 
 __all__ = [
     "DEFAULT_IMAGE_BUDGET",
@@ -92,7 +90,6 @@ __all__ = [
     "ToolCardView",
     "TurnView",
     "UndoMark",
-    "sniff_image_type",
     "summarize_tool_input",
     "tool_diff",
     "tool_label",
@@ -281,10 +278,7 @@ class TurnView:
         self.attached_images: list[ImageView] = []
         for attached in attached_images:
             image = ImageView(
-                id=self._new_id(),
-                media_type=attached.media_type,  # sniffed where it was made
-                data=attached.data,
-                origin="attached",
+                id=self._new_id(), image=attached, size=attached.size, origin="attached"
             )
             self._parents[image.id] = None
             self.attached_images.append(image)
@@ -674,18 +668,16 @@ class TurnView:
         return redact_text(text, self._secrets())
 
     def _image(self, block: ImageBlock, origin: str) -> ImageView | None:
-        try:
-            data = base64.b64decode(block.data, validate=False)
-        except (binascii.Error, ValueError):
-            self.add_notice("info", f"An image from {origin} could not be decoded.")
-            return None
-        return ImageView(
-            id=self._new_id(),
-            # The wire's media type is the sender's claim: only the bytes say what they are.
-            media_type=sniff_image_type(data),
-            data=data,
-            origin=origin,
-        )
+        # The wire's media type is the sender's claim: ``block.image`` is what the bytes are,
+        # decided as the line was parsed (protocol/image.py).
+        image, size = block.image, block.image.size if block.image else 0
+        if image is None:  # no image: only its size is shown, so decode it for that alone
+            data = decode_base64(block.data)
+            if data is None:
+                self.add_notice("info", f"An image from {origin} could not be decoded.")
+                return None
+            size = len(data)
+        return ImageView(id=self._new_id(), image=image, size=size, origin=origin)
 
     # -- internals: system lines -----------------------------------------------------------
 

@@ -7,6 +7,7 @@ Everything is deterministic (fixed ids, uuids and timings) so golden files are s
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import itertools
 from collections.abc import Callable, Iterable
@@ -14,7 +15,7 @@ from typing import Any
 
 from byre_jupyter.protocol import Image
 from byre_jupyter.protocol.messages import Message, ResultMessage, parse_message
-from byre_jupyter.session import TurnResult
+from byre_jupyter.session import Turn, TurnResult
 from byre_jupyter.session.accounting import CostMeter
 from byre_jupyter.ui.blocks import BlockView
 from byre_jupyter.ui.viewmodel import TurnView
@@ -756,6 +757,35 @@ def settle(view: TurnView, msg: Message) -> None:
                 msg.result or "", msg.session_id, msg.is_error, cost_usd=cost, tokens=msg.tokens
             )
         )
+
+
+class IdleHost:
+    """The session behind a :class:`~byre_jupyter.session.Turn` fed by hand: nothing to
+    interrupt or cancel."""
+
+    session_id = "s"
+
+    async def interrupt(self) -> list[str]:
+        return []
+
+    async def cancel(self, turn: Turn) -> None:
+        pass
+
+
+def summarise(wires: Iterable[Wire]) -> TurnResult:
+    """What the session makes of a whole turn's lines (``TurnResult``, a cell's ``-o VAR``),
+    for comparing with what :func:`run_turn`'s view makes of the same lines."""
+
+    async def run() -> TurnResult:
+        turn = Turn(IdleHost(), "p")
+        *messages, last = parse_all(wires)
+        for message in messages:
+            turn.add(message)
+        assert isinstance(last, ResultMessage)
+        turn.finish(last)
+        return await turn.result()
+
+    return asyncio.run(run())
 
 
 class ManualLoop:

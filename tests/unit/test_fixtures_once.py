@@ -10,7 +10,8 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parents[1]
 #: (``kernel`` and ``api`` still have variants that differ on purpose: a kernel recording every
 #: iopub message, one with the inline backend and no extension, an API failing what a test did
-#: not script; each says so where it is defined.)
+#: not script; each says so where it is defined. Every kernel is still started by ``kernels``:
+#: the test below holds that.)
 SHARED = {"kernels", "kernel_env", "standin", "standin_cli", "standin_script", "cli_env"}
 
 
@@ -33,6 +34,23 @@ def test_each_shared_fixture_is_defined_only_in_the_root_conftest() -> None:
     }
     assert not again, sorted(again)
     assert _fixtures(TESTS / "conftest.py") >= SHARED
+
+
+def test_every_kernel_is_started_by_the_shared_kernels_fixture() -> None:
+    """No test starts a kernel of its own (a ``KernelDriver``, a subclass of it, a
+    ``KernelManager``): ``kernels`` takes the environment, the driver and the folder as
+    arguments, and closes every kernel whatever the test does."""
+    started = {
+        f"{path.relative_to(TESTS)}:{node.lineno}"
+        for path in TESTS.rglob("*.py")
+        if path not in (TESTS / "conftest.py", TESTS / "support" / "kernel.py")
+        and "node_modules" not in path.parts
+        for node in ast.walk(ast.parse(path.read_text(), str(path)))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and (node.func.id.endswith("Driver") or node.func.id == "KernelManager")
+    }
+    assert not started, sorted(started)
 
 
 def _module_name(path: Path) -> str:

@@ -27,6 +27,7 @@ from support.waiting import apoll
 from byre_jupyter import CLIProcessError, ControlError, Session
 from byre_jupyter.protocol import (
     AssistantMessage,
+    Image,
     Message,
     StreamEvent,
     ToolResultBlock,
@@ -313,7 +314,7 @@ async def test_set_model_on_a_running_session(api: ScriptedAPI, make_session: Ma
 async def test_sdk_mcp_tool_returns_text_and_image(
     api: ScriptedAPI, make_session: MakeSession
 ) -> None:
-    png = tiny_png(5, 5, (0, 0, 255))
+    png = Image(tiny_png(5, 5, (0, 0, 255)), "image/png")
     calls: list[Mapping[str, Any]] = []
     server = McpServer("byre")
 
@@ -342,8 +343,8 @@ async def test_sdk_mcp_tool_returns_text_and_image(
 
     images = [img for tr in blocks_of(turn, ToolResultBlock) for img in tr.images]
     assert images and images[0].media_type == "image/png"
-    assert base64.b64decode(images[0].data) == png
-    assert result.images
+    assert base64.b64decode(images[0].data) == png.data
+    assert result.images == (png,)
 
 
 # -- 9. Stop hook ---------------------------------------------------------------------------------

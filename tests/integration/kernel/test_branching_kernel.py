@@ -5,10 +5,11 @@ scripted API. What the model saw is read from the API requests themselves."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from collections.abc import Callable
+from typing import Any
 
 import pytest
-from support.kernel import LOAD, CellRun, KernelDriver
+from support.kernel import CellRun, KernelDriver
 
 from byre_jupyter.scripted import Reply, ScriptedAPI, ScriptedRequest, Text
 
@@ -173,34 +174,27 @@ def test_branching_after_an_interrupted_turn(kernel: KernelDriver, api: Scripted
 
 
 def test_branching_after_a_kernel_restart_and_resume(
-    kernel_env: dict[str, str], workdir: Path, api: ScriptedAPI
+    kernels: Callable[..., Any], api: ScriptedAPI
 ) -> None:
     """The tree lives in the kernel: after a restart and ``%claude resume`` the resumed
     conversation is the root, cells run then are first runs, and re-running them branches
     from the resumed conversation (never from nothing)."""
     answer_each(api, "PROMPT_A", "PROMPT_B", "PROMPT_C", "PROMPT_D", "PROMPT_D_NEW", "PROMPT_C2")
-    first = KernelDriver(kernel_env, str(workdir))
-    try:
-        assert "Error" not in first.run(LOAD).texts()
-        ask(first, api, "cell-a", "PROMPT_A")
-        ask(first, api, "cell-b", "PROMPT_B")
-    finally:
-        first.close()
-    kernel = KernelDriver(kernel_env, str(workdir))
-    try:
-        assert "Error" not in kernel.run(LOAD).texts()
-        assert "resumes conversation" in kernel.run("%claude resume").texts()
-        ask(kernel, api, "cell-c", "PROMPT_C")
-        ask(kernel, api, "cell-d", "PROMPT_D")
-        seen = ask(kernel, api, "cell-d", "PROMPT_D_NEW")
-        assert all(p in seen for p in ("PROMPT_A", "PROMPT_B", "PROMPT_C"))
-        assert 'PROMPT_D"' not in seen and "PROMPT_D\\n" not in seen
-        assert seen.count("PROMPT_D") == 1
-        seen = ask(kernel, api, "cell-c", "PROMPT_C2")  # C was the first cell after resume
-        assert "PROMPT_A" in seen and "PROMPT_B" in seen
-        assert 'PROMPT_C"' not in seen and "PROMPT_D" not in seen
-    finally:
-        kernel.close()
+    first = kernels()  # runs LOAD, which may not fail
+    ask(first, api, "cell-a", "PROMPT_A")
+    ask(first, api, "cell-b", "PROMPT_B")
+    first.close()
+    kernel = kernels()
+    assert "resumes conversation" in kernel.run("%claude resume").texts()
+    ask(kernel, api, "cell-c", "PROMPT_C")
+    ask(kernel, api, "cell-d", "PROMPT_D")
+    seen = ask(kernel, api, "cell-d", "PROMPT_D_NEW")
+    assert all(p in seen for p in ("PROMPT_A", "PROMPT_B", "PROMPT_C"))
+    assert 'PROMPT_D"' not in seen and "PROMPT_D\\n" not in seen
+    assert seen.count("PROMPT_D") == 1
+    seen = ask(kernel, api, "cell-c", "PROMPT_C2")  # C was the first cell after resume
+    assert "PROMPT_A" in seen and "PROMPT_B" in seen
+    assert 'PROMPT_C"' not in seen and "PROMPT_D" not in seen
 
 
 def test_history_shows_the_tree_and_checkout_continues_from_an_earlier_turn(

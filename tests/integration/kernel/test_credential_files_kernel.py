@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -118,16 +118,12 @@ def setup(workdir: Path, tmp_path: Path) -> tuple[Path, str]:
 
 
 @pytest.fixture
-def kernel(
-    api: ScriptedAPI, cli_path: str, tmp_path: Path, workdir: Path
-) -> Iterator[RecordingDriver]:
-    """Not the shared ``kernel``: this one records every iopub message (RecordingDriver), and
-    each test loads the extension itself with its own settings."""
-    driver = RecordingDriver(kernel_env(api.url, cli_path, tmp_path), str(workdir))
-    try:
-        yield driver
-    finally:
-        driver.close()
+def kernel(kernels: Callable[..., Any]) -> RecordingDriver:
+    """The shared ``kernels``, with a frontend that records every iopub message
+    (RecordingDriver); each test loads the extension itself with its own settings."""
+    driver = kernels(load=False, driver=RecordingDriver)
+    assert isinstance(driver, RecordingDriver)
+    return driver
 
 
 @pytest.mark.skipif(

@@ -11,8 +11,9 @@ from __future__ import annotations
 import os
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.kernel import KernelDriver
@@ -23,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture
-def gateway_kernel(tmp_path: Path) -> Iterator[KernelDriver]:
+def gateway_kernel(kernels: Callable[..., Any]) -> KernelDriver:
     # The interpreter's own bin dir and the system's: no `claude` there (checked below).
     path = os.pathsep.join([str(Path(sys.executable).parent), "/usr/bin", "/bin"])
     env = {
@@ -33,11 +34,8 @@ def gateway_kernel(tmp_path: Path) -> Iterator[KernelDriver]:
         "KERNEL_USERNAME": "someone",
         "PYTHONPATH": str(ROOT),
     }
-    driver = KernelDriver(env, cwd=str(tmp_path))
-    try:
-        yield driver
-    finally:
-        driver.close()
+    driver: KernelDriver = kernels(env, load=False)
+    return driver
 
 
 def test_cli_not_found_in_a_gateway_kernel_says_what_to_allow_list(

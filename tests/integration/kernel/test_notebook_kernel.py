@@ -9,7 +9,9 @@ from __future__ import annotations
 import base64
 import json
 import logging
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
@@ -190,23 +192,15 @@ def test_subcommands(kernel: KernelDriver, api: ScriptedAPI) -> None:
     assert "again" in kernel.run("%claude transcript").texts()
 
 
-def test_resume_after_kernel_restart(
-    kernel_env: dict[str, str], workdir: Path, api: ScriptedAPI
-) -> None:
+def test_resume_after_kernel_restart(kernels: Callable[..., Any], api: ScriptedAPI) -> None:
     api.default = Reply(Text("noted"))
-    first = KernelDriver(kernel_env, str(workdir))
-    try:
-        first.run(LOAD)
-        first.run("%%claude\nREMEMBER_BANANA")
-    finally:
-        first.close()
-    second = KernelDriver(kernel_env, str(workdir))
-    try:
-        second.run(LOAD)
-        assert "resumes conversation" in second.run("%claude resume").texts()
-        second.run("%%claude\nwhat fruit?")
-    finally:
-        second.close()
+    first = kernels()
+    first.run("%%claude\nREMEMBER_BANANA")
+    first.close()
+    second = kernels()
+    assert "resumes conversation" in second.run("%claude resume").texts()
+    second.run("%%claude\nwhat fruit?")
+    second.close()
     assert "REMEMBER_BANANA" in json.dumps(api.requests[-1].body["messages"])
 
 

@@ -11,12 +11,13 @@ import gzip
 import json
 import os
 import platform
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import nbformat
 import pytest
-from support.kernel import LOAD, CellRun, KernelDriver, kernel_env
+from support.kernel import CellRun, KernelDriver, kernel_env
 
 from byre_jupyter.app.portable import FORMAT, project_folder
 from byre_jupyter.scripted import Reply, ScriptedAPI, Text
@@ -69,7 +70,7 @@ def machines(tmp_path: Path, api: ScriptedAPI, cli_path: str) -> dict[str, Any]:
 
 
 def test_a_notebook_saved_on_one_machine_continues_on_another(
-    machines: dict[str, Any], api: ScriptedAPI, tmp_path: Path
+    machines: dict[str, Any], kernels: Callable[..., Any], api: ScriptedAPI, tmp_path: Path
 ) -> None:
     for prompt in ("PROMPT_ONE", "PROMPT_TWO", "PROMPT_THREE"):
         api.on(prompt, Reply(Text(f"answer to {prompt}")))
@@ -77,16 +78,14 @@ def test_a_notebook_saved_on_one_machine_continues_on_another(
     # The user's private global instructions: the CLI loads them into its context.
     (Path(env_a["HOME"]) / ".claude").mkdir(parents=True)
     (Path(env_a["HOME"]) / ".claude" / "CLAUDE.md").write_text("GLOBAL_CLAUDE_MD_MARKER\n")
-    first = KernelDriver(env_a, str(cwd_a))
-    try:
-        ok(first.run(LOAD + "\n%config Claude.portable = True"))
-        one = first.run("%%claude\nPROMPT_ONE", cell_id="cell-1")
-        ok(one)
-        assert len(records(one)) == 1
-        two = first.run("%%claude\nPROMPT_TWO", cell_id="cell-2")
-        ok(two)
-    finally:
-        first.close()
+    first = kernels(env_a, cwd=cwd_a)
+    ok(first.run("%config Claude.portable = True"))
+    one = first.run("%%claude\nPROMPT_ONE", cell_id="cell-1")
+    ok(one)
+    assert len(records(one)) == 1
+    two = first.run("%%claude\nPROMPT_TWO", cell_id="cell-2")
+    ok(two)
+    first.close()
     # Only the newest turn keeps the record: the first turn's copy left its output.
     assert records(one) == []
     (record,) = records(two)
@@ -104,55 +103,45 @@ def test_a_notebook_saved_on_one_machine_continues_on_another(
 
     env_b, cwd_b = machines["b"]
     (cwd_b / "shared.ipynb").write_bytes(saved.read_bytes())
-    second = KernelDriver(env_b, str(cwd_b))
-    try:
-        ok(second.run(LOAD))
-        said = ok(second.run("%claude resume --from shared.ipynb"))
-        assert record["session_id"] in said
-        restored = (
-            Path(env_b["HOME"]) / ".claude" / "projects" / project_folder(str(cwd_b))
-        ) / f"{record['session_id']}.jsonl"
-        assert restored.is_file() and os.stat(restored).st_mode & 0o077 == 0
-        n = len(api.requests)
-        ok(second.run("%%claude\nPROMPT_THREE", cell_id="cell-3"))
-        seen = json.dumps(api.wait_for_request("PROMPT_THREE", timeout=60, after=n).body)
-    finally:
-        second.close()
+    second = kernels(env_b, cwd=cwd_b)
+    said = ok(second.run("%claude resume --from shared.ipynb"))
+    assert record["session_id"] in said
+    restored = (
+        Path(env_b["HOME"]) / ".claude" / "projects" / project_folder(str(cwd_b))
+    ) / f"{record['session_id']}.jsonl"
+    assert restored.is_file() and os.stat(restored).st_mode & 0o077 == 0
+    n = len(api.requests)
+    ok(second.run("%%claude\nPROMPT_THREE", cell_id="cell-3"))
+    seen = json.dumps(api.wait_for_request("PROMPT_THREE", timeout=60, after=n).body)
     for text in ("PROMPT_ONE", "answer to PROMPT_ONE", "PROMPT_TWO", "answer to PROMPT_TWO"):
         assert text in seen, text
 
 
 def test_a_branch_travels_with_its_own_history(
-    machines: dict[str, Any], api: ScriptedAPI, tmp_path: Path
+    machines: dict[str, Any], kernels: Callable[..., Any], api: ScriptedAPI
 ) -> None:
     """Re-running a cell forks the conversation (--fork-session): the fork's session file must
     hold the turns before the fork on its own, since the other machine has no parent file."""
     for prompt in ("PROMPT_A", "PROMPT_B_OLD", "PROMPT_B_NEW", "PROMPT_NEXT"):
         api.on(prompt, Reply(Text(f"answer to {prompt}")))
     env_a, cwd_a = machines["a"]
-    first = KernelDriver(env_a, str(cwd_a))
-    try:
-        ok(first.run(LOAD + "\n%config Claude.portable = True"))
-        a = first.run("%%claude\nPROMPT_A", cell_id="cell-a")
-        ok(a)
-        ok(first.run("%%claude\nPROMPT_B_OLD", cell_id="cell-b"))
-        b = first.run("%%claude\nPROMPT_B_NEW", cell_id="cell-b")
-        ok(b)
-    finally:
-        first.close()
+    first = kernels(env_a, cwd=cwd_a)
+    ok(first.run("%config Claude.portable = True"))
+    a = first.run("%%claude\nPROMPT_A", cell_id="cell-a")
+    ok(a)
+    ok(first.run("%%claude\nPROMPT_B_OLD", cell_id="cell-b"))
+    b = first.run("%%claude\nPROMPT_B_NEW", cell_id="cell-b")
+    ok(b)
+    first.close()
     (record,) = records(b)
     assert records(a) == []
     env_b, cwd_b = machines["b"]
     save_notebook(cwd_b / "shared.ipynb", [("a", a), ("b", b)])
-    second = KernelDriver(env_b, str(cwd_b))
-    try:
-        ok(second.run(LOAD))
-        assert record["session_id"] in ok(second.run("%claude resume --from shared.ipynb"))
-        n = len(api.requests)
-        ok(second.run("%%claude\nPROMPT_NEXT", cell_id="cell-n"))
-        seen = json.dumps(api.wait_for_request("PROMPT_NEXT", timeout=60, after=n).body)
-    finally:
-        second.close()
+    second = kernels(env_b, cwd=cwd_b)
+    assert record["session_id"] in ok(second.run("%claude resume --from shared.ipynb"))
+    n = len(api.requests)
+    ok(second.run("%%claude\nPROMPT_NEXT", cell_id="cell-n"))
+    seen = json.dumps(api.wait_for_request("PROMPT_NEXT", timeout=60, after=n).body)
     for text in ("PROMPT_A", "answer to PROMPT_A", "PROMPT_B_NEW", "answer to PROMPT_B_NEW"):
         assert text in seen, text
     assert "PROMPT_B_OLD" not in seen

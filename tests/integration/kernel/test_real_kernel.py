@@ -9,8 +9,9 @@ ipykernel's own handler, and leaves the kernel usable.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.kernel import KernelDriver
@@ -25,17 +26,15 @@ _tools = {t.name: t for t in kernel_tools(get_ipython(), policy=lambda: "allow",
 
 
 @pytest.fixture
-def kernel(tmp_path: Path) -> Iterator[KernelDriver]:
+def kernel(kernels: Callable[..., Any], tmp_path: Path) -> KernelDriver:
+    """A kernel with its own environment (no CLI, no scripted API) and the python tool."""
     env = dict(os.environ)
     env.pop("MPLBACKEND", None)  # the kernel's default: the inline backend
     env["IPYTHONDIR"] = str(tmp_path / "ipython")
-    driver = KernelDriver(env, str(tmp_path))
-    try:
-        setup = driver.run(SETUP)
-        assert setup.reply and setup.reply["status"] == "ok", setup.outputs
-        yield driver
-    finally:
-        driver.close()
+    driver: KernelDriver = kernels(env, load=False)
+    setup = driver.run(SETUP)
+    assert setup.reply and setup.reply["status"] == "ok", setup.outputs
+    return driver
 
 
 def test_claudes_output_stays_out_of_the_users_cell(kernel: KernelDriver) -> None:

@@ -24,7 +24,8 @@ from byre_jupyter.app.policy import MANAGED_DIR_ENV
 from byre_jupyter.app.surfaces import SurfaceControls
 from byre_jupyter.app.turns import TurnController, TurnRequest, run_turn
 from byre_jupyter.errors import CLINotFoundError
-from byre_jupyter.protocol import SCRIPTED_MESSAGE_ID, control
+from byre_jupyter.protocol import SCRIPTED_MESSAGE_ID
+from byre_jupyter.protocol import image as protocol_image
 from byre_jupyter.session import Allow, Deny, PermissionRequest, Session, TurnResult
 from byre_jupyter.session.accounting import SCRIPTED_COST
 from byre_jupyter.tools.edit_log import EditLog
@@ -567,9 +568,10 @@ async def test_an_attached_image_is_sniffed_once_where_it_is_made(
         sniffed.append(data)
         return real(data)
 
-    real = control.sniff_image_type
-    for module in (control, viewmodel):  # every floor the image passes on its way
-        monkeypatch.setattr(module, "sniff_image_type", counting)
+    real = protocol_image.sniff_image_type
+    # The one sniffer (no other floor has one of its own to call: ui.viewmodel had).
+    monkeypatch.setattr(protocol_image, "sniff_image_type", counting)
+    assert not hasattr(viewmodel, "sniff_image_type")
     (tmp_path / "plot.png").write_bytes(tiny_png())
     image = resolve_image(str(tmp_path / "plot.png"), {})
     host = host_with(hosts, [assistant("a plot")])

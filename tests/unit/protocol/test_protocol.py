@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from byre_jupyter.protocol import (
     AssistantMessage,
     ControlRequest,
     ControlResponse,
+    Image,
     ImageBlock,
     InitMessage,
     LineSplitter,
@@ -32,7 +34,7 @@ from byre_jupyter.protocol import (
     ToolUseBlock,
     UserMessage,
     encode_line,
-    image_block,
+    parse_block,
     parse_message,
     user_message,
 )
@@ -367,12 +369,28 @@ def test_malformed_fields_degrade_never_raise(raw: dict) -> None:
 
 def test_user_message_and_image_blocks() -> None:
     png = b"\x89PNG\r\n\x1a\n" + b"rest"
-    block = image_block(png)
+    image = Image.sniffed(png)
+    assert image is not None
+    block = image.content_block()
     assert block["source"]["media_type"] == "image/png"
     msg = user_message([block, {"type": "text", "text": "what?"}], session_id="s")
     assert msg["message"]["content"][1]["text"] == "what?" and msg["session_id"] == "s"
-    with pytest.raises(ValueError, match="not a PNG"):
-        image_block(b"GIF? no")
+    assert Image.sniffed(b"GIF? no") is None  # unknown bytes make no image, so no image block
+
+
+def test_an_image_block_is_what_its_bytes_are_not_what_it_declares() -> None:
+    """The rule of protocol/image.py: the bytes decide; a declared type never does."""
+    png = b"\x89PNG\r\n\x1a\n" + b"rest"
+    encoded = base64.b64encode(png).decode()
+    svg = base64.b64encode(b"<svg onload=alert(1)>").decode()
+    lied = parse_block({"type": "image", "data": encoded, "mimeType": "image/svg+xml"})
+    assert isinstance(lied, ImageBlock) and lied.image == Image(png, "image/png")
+    source = {"type": "base64", "media_type": "image/png", "data": svg}
+    script = parse_block({"type": "image", "source": source})
+    assert isinstance(script, ImageBlock) and script.image is None
+    assert Image.from_base64("not base64 at all!") is None
+    with pytest.raises(ValueError, match="not an image type"):
+        Image(b"<svg onload=alert(1)>", "image/svg+xml")
 
 
 def test_effort_set_by_reads_the_clis_answer_to_a_typed_effort_command() -> None:

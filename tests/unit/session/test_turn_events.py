@@ -11,20 +11,11 @@ from typing import Any
 
 import pytest
 from support.memory_cli import FakeCLI, assistant, text_delta
+from support.wire import IdleHost as Host
 
 from byre_jupyter import Session
 from byre_jupyter.protocol import Message, ResultMessage, StreamEvent, parse_message
 from byre_jupyter.session import Turn
-
-
-class Host:
-    session_id = "s"
-
-    async def interrupt(self) -> list[str]:
-        return []
-
-    async def cancel(self, turn: Turn) -> None:
-        pass
 
 
 def delta(i: int) -> Message:

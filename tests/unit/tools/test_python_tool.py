@@ -113,7 +113,7 @@ async def test_a_matplotlib_figure_comes_back_as_png_and_is_closed(kit: Kit) -> 
     images = images_of(result)
     assert len(images) == 1
     assert images[0].startswith(PNG_MAGIC)
-    assert kit.runs[-1].images == tuple(images)
+    assert tuple(image.data for image in kit.runs[-1].images) == tuple(images)
     assert plt.get_fignums() == [untouched.number]  # the run's figure was closed
 
 
@@ -259,7 +259,7 @@ async def test_on_python_run_gets_a_full_record(kit: Kit) -> None:
     assert run.stdout == "p\n"
     assert run.error == "ZeroDivisionError: division by zero"
     assert run.traceback and "ZeroDivisionError" in run.traceback
-    assert len(run.images) == 1 and run.images[0].startswith(PNG_MAGIC)
+    assert len(run.images) == 1 and run.images[0].data.startswith(PNG_MAGIC)
     assert run.duration > 0
     assert run.approved_by == "policy"
     assert run.status == "error"

@@ -10,9 +10,14 @@ import sys
 
 import pytest
 from support import wire as fx
+from support.screen import Screen
 
-from byre_jupyter.protocol import Image, control
-from byre_jupyter.ui.blocks import ImageView
+from byre_jupyter.protocol import Image
+from byre_jupyter.protocol import image as control
+from byre_jupyter.tools.bounded import ToolLimits
+from byre_jupyter.tools.notebook import Cell, NotebookRead, render_notebook
+from byre_jupyter.ui.blocks import ImageView, ToolCardView
+from byre_jupyter.ui.live import LiveView
 from byre_jupyter.ui.record import static_outputs, terminal_text, turn_html, turn_markdown
 from byre_jupyter.ui.terminal import TerminalPrinter
 from byre_jupyter.ui.viewmodel import TurnView
@@ -86,3 +91,43 @@ def test_bytes_that_are_no_image_carry_no_media_type_and_are_never_shown_as_one(
     printed = io.StringIO()
     TerminalPrinter(printed).update(view, list(view.walk()))
     assert "[image: unsupported image data, 21 bytes" in printed.getvalue()
+
+
+def test_one_image_with_a_wrong_declared_type_has_the_same_type_in_every_view() -> None:
+    """A tool says "image/svg+xml" of PNG bytes: the live view, the saved record, the terminal
+    and the turn's result (``-o VAR``) all say image/png, and none of them says SVG."""
+    wires = _tool_image_turn(fx.PNG, "image/svg+xml")
+    loop = fx.ManualLoop()
+    view = TurnView("analysis", "p", clock=loop.time)
+    live = LiveView(
+        view, models=["opus"], on_stop=lambda: None, on_model=lambda _m: None, loop=loop
+    )
+    screen = Screen(live)
+    for message in fx.parse_all(wires):
+        fx.settle(view, message)
+        live.update(view.apply(message))
+        loop.advance(0.001)
+    live.finish()
+    (card,) = [b for b in view.walk() if isinstance(b, ToolCardView)]
+    (piece,) = screen.kids(card.id, "images")
+    saved = [key for data, _ in static_outputs(view) for key in data if key.startswith("image/")]
+    (result_image,) = fx.summarise(wires).images
+    assert piece["type"] == "image/png"
+    assert saved == ["image/png"]
+    printed = io.StringIO()
+    TerminalPrinter(printed).update(view, list(view.walk()))
+    assert "[image: image/png, " in printed.getvalue()
+    assert result_image.media_type == "image/png" and result_image.data == fx.PNG
+
+
+def test_a_notebook_output_whose_image_is_no_image_is_not_sent_to_claude_as_one() -> None:
+    """A saved notebook is untrusted: an ``image/png`` output holding SVG with script reaches
+    Claude as a note, never as an image item (the view would not show it as one either)."""
+    svg = b'<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>'
+    output = {"output_type": "display_data", "data": {"image/png": base64.b64encode(svg).decode()}}
+    read = NotebookRead(cells=(Cell("c1", "code", "show()", 1, (output,)),), where="n", live=True)
+    result = render_notebook(
+        read, [0], asking=None, ran=lambda _i: None, images=True, limits=ToolLimits()
+    )
+    assert not [item for item in result.content if item["type"] == "image"]
+    assert "not an image" in result.content[0]["text"]

@@ -90,7 +90,7 @@ def test_each_image_is_stored_exactly_once(name: str) -> None:
     view, _ = fx.run_turn(fx.SCENARIOS[name](), attached=attached)
     outputs = static_outputs(view)
     blob = json.dumps(outputs)
-    expected = [image.data for image in view.images()]
+    expected = [image.image.data for image in view.images() if image.image is not None]
     assert len(expected) == 1
     for data in expected:
         assert blob.count(base64.b64encode(data).decode()) == 1

@@ -152,7 +152,7 @@ def test_read_png_result_image_is_decoded() -> None:
     assert card is not None and card.summary == "/work/nb/red.png"
     assert len(card.images) == 1
     image = card.images[0]
-    assert image.data == fx.PNG and image.media_type == "image/png"
+    assert image.image == Image(fx.PNG, "image/png") and image.media_type == "image/png"
     assert image.origin == "tool Read"
     assert card.result_text == ""
     assert view.images() == [image]
@@ -165,7 +165,7 @@ def test_mcp_result_keeps_text_and_image_and_drops_the_image_source_note() -> No
     assert card.label == "byre.python_exec"
     assert card.summary == "import matplotlib.pyplot as plt …"
     assert card.result_text == "executed 10 chars; out: 42"
-    assert [i.data for i in card.images] == [fx.PNG2]
+    assert [i.image for i in card.images] == [Image(fx.PNG2, "image/png")]
     assert view.parent_id(card.images[0].id) == card.id
 
 
@@ -352,7 +352,7 @@ def test_finished_blocks_do_not_change_on_late_deltas() -> None:
 
 def test_attached_images_and_unknown_types() -> None:
     view = TurnView("s", "p", [Image(fx.PNG, "image/png")], clock=fx.FakeClock())
-    assert [i.data for i in view.images()] == [fx.PNG]
+    assert [i.image for i in view.images()] == [Image(fx.PNG, "image/png")]
     assert view.images()[0].origin == "attached"
     for raw in (
         {"type": "rate_limit_event", "x": 1},
