@@ -204,6 +204,7 @@ class WidgetSurface:
             effort=controls.effort,
             on_effort=controls.on_effort,
             on_stop_task=controls.on_stop_task,
+            kept=keeping is not None,
         )
         self.pending: list[Card] = []
         self.handle = DisplayHandle()
