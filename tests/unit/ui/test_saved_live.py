@@ -14,6 +14,8 @@ import pytest
 from nbconvert import HTMLExporter, MarkdownExporter
 from support import wire as fx
 
+from byre_jupyter.tools.bounded import ToolLimits
+from byre_jupyter.tools.notebook import Cell, NotebookRead, render_notebook
 from byre_jupyter.ui.coalesce import LoopLike
 from byre_jupyter.ui.live import LiveView
 from byre_jupyter.ui.record import static_outputs, waiting_text
@@ -75,3 +77,20 @@ def test_the_finished_record_that_replaces_it_has_no_such_line() -> None:
     for mime in TEXT_TYPES:
         for kept in (True, False):
             assert waiting_text(kept=kept) not in html.unescape(data[mime])
+
+
+def test_the_read_tool_reads_a_running_turn_in_another_cell_as_its_prompt_and_the_line() -> None:
+    view = TurnView("analysis", "Plot the bins", clock=fx.FakeClock())
+    bundle = live_bundle(view, kept=True)
+    output = {"output_type": "display_data", "data": bundle, "metadata": {}}
+    cells = (Cell("bg", "code", "%%claude --bg\nPlot the bins", 1, (output,)),)
+    found = render_notebook(
+        NotebookRead(cells, where="n.ipynb", live=True),
+        [0],
+        asking="other",
+        ran=lambda _n: None,
+        images=False,
+        limits=ToolLimits(),
+    )
+    text = str(found.content)
+    assert "Plot the bins" in text and "still answering" in text and "VBox" not in text
