@@ -77,6 +77,8 @@ class Keeping(Protocol):
     """Where a turn's cell is followed for a page that goes away (``Slot`` of
     tools/pending_answers.py)."""
 
+    @property
+    def kept(self) -> bool: ...
     def showing(self, live: Callable[[], Outputs]) -> None: ...
     def finished(self, outputs: Outputs) -> None: ...
 
@@ -206,7 +208,7 @@ class WidgetSurface:
             effort=controls.effort,
             on_effort=controls.on_effort,
             on_stop_task=controls.on_stop_task,
-            kept=keeping is not None,
+            kept=keeping is not None and keeping.kept,
         )
         self.pending: list[Card] = []
         self.handle = DisplayHandle()

@@ -138,11 +138,13 @@ async def test_the_page_that_showed_the_turn_keeps_it_unless_it_does_not_answer(
 async def test_no_page_at_the_start_keeps_nothing_and_the_kept_are_bounded() -> None:
     bridge = Bridge()  # a headless run: no page ever connected
     answers = PendingAnswers(bridge, asyncio.get_running_loop())
+    assert answers.slot("c0").kept is False  # type: ignore[union-attr]
     answers.slot("c0").showing(lambda: LIVE)  # type: ignore[union-attr]
     answers.slot("c0").finished(as_outputs(RECORD))  # type: ignore[union-attr]
     assert answers.kept == {} and answers.slot(None) is None
     bridge, comm = connected()
     answers = PendingAnswers(bridge, asyncio.get_running_loop())
+    assert answers.slot("c0").kept is True  # type: ignore[union-attr]
     for n in range(KEPT_CELLS + 5):
         answers.slot(f"c{n}").showing(lambda: LIVE)  # type: ignore[union-attr]
     assert comm.close_handler is not None
