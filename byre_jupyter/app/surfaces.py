@@ -77,6 +77,8 @@ class Keeping(Protocol):
     """Where a turn's cell is followed for a page that goes away (``Slot`` of
     tools/pending_answers.py)."""
 
+    @property
+    def kept(self) -> bool: ...
     def showing(self, live: Callable[[], Outputs]) -> None: ...
     def finished(self, outputs: Outputs) -> None: ...
 
@@ -99,11 +101,13 @@ def _replace_with_static(
 
 
 def as_outputs(bundles: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> Outputs:
-    """``(data, metadata)`` bundles as display outputs for the page. The metadata stays here:
-    the page writes outputs without it (labextension/src/run.ts, ``cleanOutput``), and the
-    portable record it holds is the whole conversation."""
+    """``(data, metadata)`` bundles as display outputs for the page, metadata included: a
+    finished record keeps its ``byre`` key where the page writes it (labextension/src/
+    restore.ts), so a notebook saved after a restore reads as one whose page never went away
+    (the read tool's answer, ``%claude history``, the portable record of ``resume --from``)."""
     return [
-        {"output_type": "display_data", "data": dict(data), "metadata": {}} for data, _ in bundles
+        {"output_type": "display_data", "data": dict(data), "metadata": dict(metadata)}
+        for data, metadata in bundles
     ]
 
 
@@ -204,6 +208,7 @@ class WidgetSurface:
             effort=controls.effort,
             on_effort=controls.on_effort,
             on_stop_task=controls.on_stop_task,
+            kept=keeping is not None and keeping.kept,
         )
         self.pending: list[Card] = []
         self.handle = DisplayHandle()

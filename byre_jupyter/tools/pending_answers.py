@@ -167,6 +167,13 @@ class Slot:
         self.answers = answers
         self.cell = cell
 
+    @property
+    def kept(self) -> bool:
+        """Whether a turn beginning now is followed for a page that goes away: only when a
+        page is connected (a turn with none has none to lose; VS Code's kernel has the bridge's
+        target, and no page ever says hello)."""
+        return self.answers.bridge.connected
+
     def showing(self, live: Callable[[], Outputs]) -> None:
         self.answers.showing(self.cell, live)
 

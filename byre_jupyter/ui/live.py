@@ -50,7 +50,7 @@ from byre_jupyter.ui.format import (
     truncate,
 )
 from byre_jupyter.ui.markdown import escape_text, render_markdown, split_blocks
-from byre_jupyter.ui.record import block_html, final_clean, prompt_line
+from byre_jupyter.ui.record import block_html, final_clean, prompt_line, waiting_bundle
 from byre_jupyter.ui.style import RENDERED_CLASS, TURN_STYLE
 from byre_jupyter.ui.toolinfo import tool_info
 from byre_jupyter.ui.viewmodel import (
@@ -169,6 +169,20 @@ class LiveWidget(anywidget.AnyWidget):
     menus = T.Dict().tag(sync=True)
     #: ``{"seq": n, "pieces": [...]}``: the pieces that changed since ``seq - 1``.
     changes = T.Dict({"seq": 0, "pieces": []}).tag(sync=True)
+
+
+class _Root(W.VBox):  # type: ignore[misc]  # ipywidgets has no types
+    """The view's box. Beside the widget's view, its output holds what a page without the
+    kernel or the widget manager shows (ui/record.py :func:`waiting_bundle`): a notebook saved
+    while the turn runs keeps that output as it was, and ipywidgets' own fallback is the box's
+    Python repr."""
+
+    def __init__(self, saved: dict[str, str], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._saved = saved
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        return {**(super()._repr_mimebundle_(**kwargs) or {}), **self._saved}
 
 
 class _Block:
@@ -414,6 +428,7 @@ class LiveView:
         effort: str | None = None,
         on_effort: Callable[[str], None] | None = None,
         on_stop_task: Callable[[str], None] | None = None,
+        kept: bool = False,
     ) -> None:
         self._view = view
         self._on_stop_task = on_stop_task
@@ -475,8 +490,15 @@ class LiveView:
             LiveWidget(head=head, layout=layout, **self._bar_state())
         )
         self._live.on_msg(self._message)
+        # ``kept``: the kernel follows the cell for a page that goes away, so the saved
+        # form's line says the answer lands there (docs/bridge.md, "Pending answers").
         self._root = self._own(
-            W.VBox((self._live,), layout=layout, _dom_classes=("byre-live-root",))
+            _Root(
+                waiting_bundle(view, kept=kept),
+                children=(self._live,),
+                layout=layout,
+                _dom_classes=("byre-live-root",),
+            )
         )
         self._coalescer = Coalescer(loop, self._flush, interval)
         self._timer: TimerLike | None = None

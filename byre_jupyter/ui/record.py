@@ -80,6 +80,8 @@ __all__ = [
     "terminal_text",
     "turn_html",
     "turn_markdown",
+    "waiting_bundle",
+    "waiting_text",
 ]
 
 #: One display output: (mimebundle, metadata).
@@ -318,6 +320,41 @@ def _undo_html(mark: UndoMark | None) -> str:
         f'data-byre-session="{escape_text(mark.session)}" style="{_UNDO_STYLE}">'
         f"{escape_text(undo_text(mark))}</div>"
     )
+
+
+# --- the waiting line -----------------------------------------------------------------------
+
+
+def waiting_text(*, kept: bool) -> str:
+    """The line a notebook saved during a turn holds in place of the answer. ``kept``: the
+    kernel follows the cell for a page that goes away (docs/bridge.md, "Pending answers"), so
+    the answer lands in it when the notebook is opened again."""
+    line = "⏳ Claude was still answering when this notebook was saved."
+    if kept:
+        line += " If its kernel still runs, open the notebook again: the answer lands here."
+    return line
+
+
+def waiting_bundle(view: TurnView, *, kept: bool) -> dict[str, str]:
+    """The live view's representations beside the widget: what a page without the kernel or
+    the widget manager shows of a notebook saved while the turn ran (GitHub, nbviewer,
+    ``nbconvert``), the prompt line and :func:`waiting_text`. The record replaces the whole
+    output in its slot when the turn ends, so the line goes with it."""
+    line = waiting_text(kept=kept)
+    name, preview = view.session_name, prompt_preview(view.prompt)
+    # No "(image n below)" for attached images: a saved live view has none below it.
+    prompt = f"**{inert_line(name)}** ▸ {inert_line(preview)}"
+    return {
+        "text/plain": f"[{name}] ▸ {preview}\n\n{line}\n",
+        "text/markdown": "\n".join(f"> {each}" for each in prompt.split("\n"))
+        + f"\n\n*{inert_line(line)}*\n",
+        "text/html": final_clean(
+            f'<div class="byre-turn {MATH_IGNORE}" style="{_STYLES["turn"]}">'
+            f'<div style="{_STYLES["prompt"]}"><b>{escape_text(name)}</b> ▸ '
+            f"{escape_text(preview)}</div>"
+            f'<div style="{_STYLES["notice"]}">{escape_text(line)}</div></div>'
+        ),
+    }
 
 
 # --- markdown -------------------------------------------------------------------------------

@@ -8,9 +8,9 @@
  *
  * The message is untrusted, as every message on the comm is (any code in the kernel can send
  * on it): each output is rebuilt as run.ts rebuilds the outputs of a run in place
- * (`cleanOutput`, Markdown rendered and sanitized), only into the code cell with that id, a live
- * view only into a `%%claude` cell, and each cell at most once per comm for each kind (a live
- * view, then its record).
+ * (`cleanOutput`, Markdown rendered and sanitized; a record keeps its `metadata.byre`), only
+ * into the code cell with that id, a live view only into a `%%claude` cell, and each cell at
+ * most once per comm for each kind (a live view, then its record).
  *
  * No JupyterLab import: index.ts passes the cells, so it is unit-tested in Node.
  */
@@ -56,10 +56,24 @@ export function parseRestore(data: unknown, sanitize: Sanitize): RestoreMessage 
   for (const output of params.outputs) {
     const clean = cleanOutput(output, sanitize);
     if (clean !== null && clean.output_type !== 'clear_output') {
-      outputs.push(clean);
+      outputs.push(params.final ? withRecord(clean, output) : clean);
     }
   }
   return { id, cell: params.cell, outputs, final: params.final };
+}
+
+/** A record's output keeps its `metadata.byre` (ui/record.py: the session, the answer's text,
+ * the portable record), so a notebook saved after a restore reads as one whose page stayed: the
+ * read tool gives the answer's text and `%claude resume --from` finds its conversation. Only
+ * that key, only a JSON object: Lab draws nothing from it, and the kernel reads it as it reads
+ * any notebook, as untrusted input. */
+function withRecord(clean: JsonObject, output: unknown): JsonObject {
+  const metadata = isObject(output) ? output.metadata : null;
+  const byre = isObject(metadata) ? metadata.byre : null;
+  if (clean.output_type !== 'display_data' || !isObject(byre)) {
+    return clean;
+  }
+  return { ...clean, metadata: { byre: JSON.parse(JSON.stringify(byre)) as JsonObject } };
 }
 
 /** A code cell on the page, as a restore needs it. */

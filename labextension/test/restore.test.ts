@@ -78,3 +78,26 @@ test('only the outputs run_cells may write are kept; a live view only in a %%cla
   }
   assert.deepEqual(await restorer.take(restore('nope', [RECORD])), reply(false)); // no such cell
 });
+
+test('a record keeps its metadata.byre, as the cell holds it when its page stayed', async () => {
+  // The finding: the record landed without it, so the saved notebook had no answer's text for
+  // the read tool and no portable record for `%claude resume --from`.
+  const { cells, restorer } = page({ a: '%%claude\nhi', b: '%%claude\nho' });
+  const byre = { session_id: 's', answer: 'the answer', portable: { format: 'f', data: 'AA==' } };
+  const record = {
+    output_type: 'display_data',
+    data: { 'text/html': '<b>answer</b>' },
+    metadata: { byre, 'text/html': { isolated: true }, other: 1 }
+  };
+  const image = { output_type: 'display_data', data: { 'image/png': 'AA==' }, metadata: {} };
+  await restorer.take(restore('a', [record, image]));
+  assert.deepEqual(cells[0].outputs, [
+    { output_type: 'display_data', data: { 'text/html': 'sanitized:answer' }, metadata: { byre } },
+    image
+  ]);
+  // Only the `byre` key, only an object, only in a record: a live view has none.
+  const junk = { ...record, metadata: { byre: 'x' } };
+  assert.deepEqual(parseRestore(restore('b', [junk]), SANITIZE)?.outputs[0].metadata, {});
+  const live = parseRestore(restore('b', [record], false), SANITIZE);
+  assert.deepEqual(live?.outputs[0].metadata, {});
+});

@@ -3,13 +3,17 @@
 A page that reloads while a turn's review card waits gets the turn's live view again in that
 cell (``cell.restore``): the card is there to click, the turn goes on and its record lands in
 the cell. A turn whose page is closed at its start and that ends with no page open lands in
-its cell when the notebook is opened again, once, and saving keeps it."""
+its cell when the notebook is opened again, once, and saving keeps it; saved before that, the
+notebook says the answer was still coming."""
 
 from __future__ import annotations
+
+import html
 
 import pytest
 
 from byre_jupyter.scripted import Hang, Reply, ScriptedAPI, Text, ToolUse
+from byre_jupyter.ui.record import waiting_text
 
 from .conftest import BOTH_FRONTENDS
 from .harness import LabPage, wait_until
@@ -19,6 +23,9 @@ from .test_notebook_edit import cell_ids
 pytestmark = pytest.mark.cli
 
 TOOL = "mcp__byre__edit_notebook"
+WIDGET = "application/vnd.jupyter.widget-view+json"
+#: The line of a live view saved mid-turn, in a kernel that keeps the cell for a later page.
+WAITING = waiting_text(kept=True)
 
 
 def kernel_state(lab: LabPage) -> str | None:
@@ -68,6 +75,12 @@ def test_an_answer_that_ends_while_no_page_is_open_lands_in_its_cell_once(
     api.on("PENDLATE", Hang(then=Reply(Text("PENDLATE-ANSWER"))), times=1)
     lab.run_cell(1, wait=False)
     api.wait_for_request(lambda r: "PENDLATE" in r.last_user_text, timeout=60)
+    wait_until(lambda: WIDGET in str(lab.output_json(1)), 60, "the live view")
+    # Saved mid-turn (autosave too): what a reader without the kernel shows of the live view
+    # says the answer was still coming; it was the widget box's Python repr.
+    (live,) = lab.save().cells[1].outputs
+    for mime in ("text/plain", "text/html", "text/markdown"):
+        assert WAITING in html.unescape(live["data"][mime]), live["data"]
     lab.page.goto("about:blank")  # the tab closes at the turn's start
     api.release()
     wait_until(lambda: kernel_state(lab) == "idle", 90, "the kernel to end the turn", interval=0.2)
@@ -84,6 +97,11 @@ def test_an_answer_that_ends_while_no_page_is_open_lands_in_its_cell_once(
     saved = lab.save()
     outputs = saved.cells[1].outputs
     assert any("PENDLATE-ANSWER" in str(o.get("data", {})) for o in outputs), outputs
+    # The record replaced the live view and its line, and reads as one whose page stayed: its
+    # metadata says the session and the answer's text (the read tool, resume --from).
+    assert WAITING not in html.unescape(str(outputs)) and WIDGET not in str(outputs)
+    byre = outputs[0]["metadata"]["byre"]
+    assert byre["session_name"] == "default" and "PENDLATE-ANSWER" in byre["answer"], byre
     # Once: another page that opens gets nothing more.
     lab.reopen_notebook()
     assert lab._js("return B.panel(path).context.model.dirty;") is False

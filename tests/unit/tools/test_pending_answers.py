@@ -8,11 +8,15 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from support import wire as fx
 from support.frontend import FakeComm, hello_of
 
 from byre_jupyter.app.surfaces import as_outputs
 from byre_jupyter.bridge import Bridge
+from byre_jupyter.tools.bounded import ToolLimits
+from byre_jupyter.tools.notebook import Cell, NotebookRead, render_notebook
 from byre_jupyter.tools.pending_answers import KEPT_CELLS, PendingAnswers
+from byre_jupyter.ui.record import static_outputs
 
 RECORD = [({"text/plain": "the answer"}, {"byre": {"portable": {"whole": "conversation"}}})]
 LIVE = [{"output_type": "display_data", "data": {"text/plain": "live"}, "metadata": {}}]
@@ -65,9 +69,9 @@ async def test_a_turn_whose_page_closed_lands_in_its_cell_on_the_next_hello_once
     page = reopen(bridge)
     await settle()
     (restored,) = restores(page)
-    # Written once, without the metadata: the page strips it, and it holds the conversation.
+    # Written once, with the record's metadata (the page keeps its ``byre`` key: restore.ts).
     assert restored == {"cell": "c1", "outputs": as_outputs(RECORD), "final": True}
-    assert restored["outputs"][0]["metadata"] == {} and answers.kept == {}
+    assert restored["outputs"][0]["metadata"] == RECORD[0][1] and answers.kept == {}
     again = reopen(bridge)
     await settle()
     assert restores(again) == []
@@ -134,11 +138,13 @@ async def test_the_page_that_showed_the_turn_keeps_it_unless_it_does_not_answer(
 async def test_no_page_at_the_start_keeps_nothing_and_the_kept_are_bounded() -> None:
     bridge = Bridge()  # a headless run: no page ever connected
     answers = PendingAnswers(bridge, asyncio.get_running_loop())
+    assert answers.slot("c0").kept is False  # type: ignore[union-attr]
     answers.slot("c0").showing(lambda: LIVE)  # type: ignore[union-attr]
     answers.slot("c0").finished(as_outputs(RECORD))  # type: ignore[union-attr]
     assert answers.kept == {} and answers.slot(None) is None
     bridge, comm = connected()
     answers = PendingAnswers(bridge, asyncio.get_running_loop())
+    assert answers.slot("c0").kept is True  # type: ignore[union-attr]
     for n in range(KEPT_CELLS + 5):
         answers.slot(f"c{n}").showing(lambda: LIVE)  # type: ignore[union-attr]
     assert comm.close_handler is not None
@@ -177,3 +183,31 @@ async def test_cells_run_in_place_on_a_closed_tab_are_kept_with_the_turn_that_ra
     page = reopen(bridge)
     await settle()
     assert {r["cell"]: r["outputs"] for r in restores(page)}["ran"] == ran
+
+
+def test_a_kept_record_carries_what_its_cell_holds_when_its_page_stayed() -> None:
+    """The finding: a restored record had no ``metadata.byre`` (the session, the answer's text,
+    the portable record), so a notebook saved after a restore read otherwise than one whose
+    page never went away: the read tool gave the whole exchange, tool cards included, and
+    ``%claude resume --from`` found no record. The record goes with its metadata."""
+    view, _ = fx.run_turn(fx.bash_roundtrip())
+    extra = {"portable": {"format": "f", "session_id": "s", "saved_at": 1.0, "data": "AA=="}}
+    bundles = static_outputs(view, extra=extra)
+    shown = [{"output_type": "display_data", "data": d, "metadata": m} for d, m in bundles]
+    assert as_outputs(bundles) == shown
+    assert shown[0]["metadata"]["byre"]["portable"] == extra["portable"]
+
+    def read(outputs: list[dict[str, Any]]) -> str:
+        cells = (Cell("c1", "code", "%%claude\nhi", 1, tuple(outputs)),)
+        found = render_notebook(
+            NotebookRead(cells, where="n.ipynb", live=False),
+            [0],
+            asking=None,
+            ran=lambda _n: None,
+            images=False,
+            limits=ToolLimits(),
+        )
+        return str(found.content)
+
+    assert read(as_outputs(bundles)) == read(shown)
+    assert "%%claude answer" in read(as_outputs(bundles))
