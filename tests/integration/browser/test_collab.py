@@ -267,7 +267,9 @@ def test_closing_the_page_that_holds_the_bridge_mid_turn_loses_and_repeats_nothi
     api.wait_for_request(lambda r: "COLLABCLOSE" in r.last_user_text, timeout=60)
     lab.page.close()
     api.release()
-    wait_for_card(other_lab, 2, timeout=30).locator(ALLOW).click()  # the edit
+    wait_for_card(other_lab, 2, timeout=30).locator(ALLOW).click()  # the edit, adopting the turn
+    edited = tool_result_for(api, EDIT, timeout=60)
+    assert not edited["is_error"] and f"New cell ids: {NEW_ID}" in edited["text"], edited
     wait_for_card(other_lab, 2, timeout=60).locator(ALLOW).click()  # the run
     wait_until(lambda: "CLOSE-DONE" in other_lab.output_text(2), 90, "the turn to end in page B")
     ids = cell_ids(other_lab)
