@@ -47,6 +47,8 @@ class Prepared:
     entry: TurnEdits
     plan: UndoPlan
     bridge: Bridge
+    #: The ``%claude undo`` cell: its turn's page applies the batch (docs/bridge.md).
+    cell: str | None = None
 
 
 @dataclass(frozen=True)
@@ -68,12 +70,16 @@ def _usable(bridge: Bridge | None) -> Bridge:
 
 
 async def prepare_undo(
-    log: EditLog, session: str, turn: int | None, bridge: Bridge | None
+    log: EditLog,
+    session: str,
+    turn: int | None,
+    bridge: Bridge | None,
+    cell: str | None = None,
 ) -> Prepared:
     """The turn's entry and the batch that restores it, against the notebook on screen now;
     a UsageError when there is nothing to review."""
     live = _usable(bridge)
-    read = await read_notebook(live, None, images=False)
+    read = await read_notebook(live, None, images=False, turn=cell)
     if isinstance(read, str) or not read.live:
         why = read if isinstance(read, str) else " ".join(read.notes)
         raise UsageError(f"%claude undo: the notebook on screen could not be read: {why}")
@@ -100,7 +106,7 @@ async def prepare_undo(
             f"%claude undo: nothing of {entry.label} can be restored:\n- "
             + "\n- ".join(plan.refused)
         )
-    return Prepared(entry, plan, live)
+    return Prepared(entry, plan, live, cell)
 
 
 async def apply_undo(log: EditLog, prepared: Prepared, review: ReviewFn) -> UndoOutcome:
@@ -113,7 +119,9 @@ async def apply_undo(log: EditLog, prepared: Prepared, review: ReviewFn) -> Undo
         return UndoOutcome(False, f"Not undone (denied{why}); nothing changed.")
     try:
         # No provenance: the restored cells are again as no turn made them.
-        reply = await prepared.bridge.request(ApplyEdits(edit_ops(plan.edits), {}, None))
+        reply = await prepared.bridge.request(
+            ApplyEdits(edit_ops(plan.edits), {}, None), turn=prepared.cell
+        )
     except BridgeError as e:
         return UndoOutcome(False, f"Not undone: {e}. Nothing in the notebook changed.")
     if isinstance(reply.get("refused"), str):

@@ -8,11 +8,13 @@ path); the kernel then sends requests that carry an id, and each gets one reply 
 The messages are :mod:`.messages`'; this module keeps the comms and the requests in flight.
 
 Every page showing the notebook (two tabs, two users with real-time collaboration) opens its
-own comm. The kernel keeps each one that said hello and serves over the newest; when that
-page closes, the next live one takes over (every page hears the turns as they begin and end,
-and at its hello the turns that run). A read
-in flight is asked again of it; an edit or a run in flight fails, since the closed page may
-have applied it (docs/bridge.md, "Which page holds the bridge").
+own comm. The kernel keeps each one that said hello and serves over the newest, except a
+turn's edits and runs: those go to the page that opened the turn (``turn.opened``), whose gate
+takes them. When the serving page closes (or stops answering: a request to it timed out), the
+next live one takes over (every page hears the turns as they begin and end, and at its hello
+or take-over the turns that run, with their live views). A read in flight is asked again of
+it; an edit or a run in flight fails, since the closed page may have applied it
+(docs/bridge.md, "Which page holds the bridge").
 
 A tool awaits a reply inside a running ``%%claude`` cell: ipykernel 7.4 handles comm messages
 while an async cell awaits (docs/kernel.md, section 3), on the main thread or on a subshell
@@ -57,6 +59,7 @@ from .messages import (
     ShowLive,
     TurnBegin,
     TurnEnd,
+    TurnOpened,
     parse_page_message,
 )
 
@@ -96,11 +99,13 @@ class PageClosedError(BridgeError):
 
 
 class _Page:
-    """One page's comm, and its hello once it said one."""
+    """One page's comm, its hello once it said one, and whether it seems gone: a request to
+    it timed out (a killed tab sends no comm_close), until it replies or says hello again."""
 
     def __init__(self, comm: Any) -> None:
         self.comm = comm
         self.hello: Hello | None = None
+        self.gone = False
 
 
 @dataclass
@@ -110,6 +115,8 @@ class _InFlight:
     future: asyncio.Future[Reply]
     page: _Page
     message: Request
+    #: The turn's cell it belongs to (None: any page may serve it).
+    turn: str | None = None
 
 
 class Bridge:
@@ -128,17 +135,38 @@ class Bridge:
         #: hello during it: Run all sends ``%load_ext`` and a ``%%claude`` cell at
         #: once, and the hello reaches the kernel only once that cell awaits.
         self._turns: collections.Counter[str] = collections.Counter()
+        #: The page that opened each running turn (its ``turn.opened``): the turn's edits and
+        #: runs go there, where its gate takes them.
+        self._opened: dict[str, _Page] = {}
         #: Where ``editing`` events go (:meth:`listen`): the loop and the callback.
         self._editing: tuple[asyncio.AbstractEventLoop, Callable[[str], None]] | None = None
         #: How many times a page said hello: a page that showed a turn's output may be gone
         #: when this changed since (tools/pending_answers.py keeps what it missed).
         self.connections = 0
-        #: Called after each hello (tools/pending_answers.py: the answers that waited for a page).
+        #: Called after each hello and each take-over (tools/pending_answers.py: the answers
+        #: that waited for a page, the live views of the running turns).
         self.on_hello: Callable[[], None] | None = None
 
     def _serving(self) -> _Page | None:
+        """The newest page that said hello and answers; when none answers, the newest."""
         with self._lock:
-            return next((p for p in reversed(self._pages) if p.hello is not None), None)
+            said = [p for p in reversed(self._pages) if p.hello is not None]
+        return next((p for p in said if not p.gone), said[0] if said else None)
+
+    def _route(self, turn: str | None) -> _Page | None:
+        """The page that opened ``turn`` while it runs and that page is there; else the
+        serving page."""
+        with self._lock:
+            page = self._opened.get(turn) if turn is not None else None
+            if page is not None and page in self._pages and not page.gone:
+                return page
+        return self._serving()
+
+    def page_of(self, turn: str) -> Any:
+        """The comm of the page that opened ``turn``, or None (tests, doctor)."""
+        with self._lock:
+            page = self._opened.get(turn)
+        return page.comm if page is not None else None
 
     @property
     def hello(self) -> Hello | None:
@@ -180,16 +208,31 @@ class Bridge:
         comm.on_close(lambda msg, comm=comm: self._closed(comm))
 
     def _closed(self, comm: Any) -> None:
+        serving = self._serving()
         with self._lock:
             page = next((p for p in self._pages if p.comm is comm), None)
             if page is None:
                 return
             self._pages.remove(page)
+            for cell in [c for c, p in self._opened.items() if p is page]:
+                del self._opened[cell]  # its turns go on; no page holds them until one adopts
             moved = [(rid, f) for rid, f in list(self._pending.items()) if f.page is page]
-        # The page that takes over (the next newest) heard the running turns already, at its
-        # hello and as they began (:meth:`_tell_all`).
         for request_id, flight in moved:
             self._move(request_id, flight)
+        if page is serving:
+            self._took_over()
+
+    def _took_over(self) -> None:
+        """Another page serves now (the serving one closed or stopped answering): it gets
+        what a hello gets but the turns, which it heard already, at its hello and as they
+        began (:meth:`_tell_all`; its gate marked those it did not open adoptable, gate.ts):
+        the running turns' live views, re-shown there, so its user can answer a waiting card."""
+        if self._serving() is None:
+            return
+        # A page that showed a turn is gone: tools/pending_answers.py counts hellos for that.
+        self.connections += 1
+        if self.on_hello is not None:
+            self.on_hello()
 
     def _fail_pending(self, why: str) -> None:
         """Fail every request in flight (as their timeout would)."""
@@ -201,7 +244,7 @@ class Bridge:
     def _move(self, request_id: str, flight: _InFlight) -> None:
         """A request whose page closed: asked again of the page that took over when that
         changes nothing (a read), else failed, never applied twice."""
-        page = self._serving()
+        page = self._route(flight.turn)
         if page is not None and flight.message.resend:
             flight.page = page
             self._send(page, flight.message.to_wire(request_id))
@@ -237,6 +280,7 @@ class Bridge:
         self._said_hello(page, None)
 
     def _on_reply(self, page: _Page, reply: Reply) -> None:
+        page.gone = False  # it answers after all (a late reply, a slow page)
         flight = self._pending.get(reply.id)
         if flight is not None and flight.page is page:  # only the page that was asked
             # On a subshell thread too (docs/kernel.md, section 3): settle on its own loop.
@@ -247,18 +291,26 @@ class Bridge:
             loop, callback = self._editing
             loop.call_soon_threadsafe(callback, event.cell)
 
+    def _on_turn_opened(self, page: _Page, event: TurnOpened) -> None:
+        with self._lock:
+            if page.hello is not None and event.cell in self._turns:
+                self._opened[event.cell] = page
+                page.gone = False
+
     #: Each message a page sends (messages.py's), by its type: what the bridge does with it.
     _HANDLERS: ClassVar[Mapping[type, Callable[[Bridge, _Page, Any], None]]] = {
         Hello: _on_hello,
         RefusedHello: _on_refused_hello,
         Reply: _on_reply,
         Editing: _on_editing,
+        TurnOpened: _on_turn_opened,
     }
 
     def _said_hello(self, page: _Page, hello: Hello | None) -> None:
         """``page`` said hello (or one we do not speak): it is the newest now."""
         with self._lock:
             page.hello = hello
+            page.gone = False
             if page in self._pages:
                 self._pages.remove(page)
                 self._pages.append(page)
@@ -282,6 +334,7 @@ class Bridge:
         self._turns[cell] -= 1
         if self._turns[cell] <= 0:
             del self._turns[cell]
+            self._opened.pop(cell, None)
         self._tell_all(TurnEnd(cell))
 
     def _tell_all(self, message: Notify) -> None:
@@ -312,10 +365,11 @@ class Bridge:
     def _send(page: _Page, data: Mapping[str, Any]) -> None:
         page.comm.send(dict(data))
 
-    def notify(self, message: Notify) -> bool:
-        """Tell the page that holds the bridge something that needs no reply (a run's output);
-        False when no page is connected. The comm keeps the order of messages."""
-        page = self._serving()
+    def notify(self, message: Notify, *, turn: str | None = None) -> bool:
+        """Tell the page that holds the bridge something that needs no reply (a run's output;
+        ``turn``: the cell of the turn it belongs to, whose page takes it); False when no page
+        is connected. The comm keeps the order of messages."""
+        page = self._route(turn)
         if page is None:
             return False
         self._send(page, message.to_wire())
@@ -338,34 +392,47 @@ class Bridge:
         return True
 
     async def request(
-        self, message: Request, timeout: float = REQUEST_TIMEOUT
+        self, message: Request, timeout: float = REQUEST_TIMEOUT, *, turn: str | None = None
     ) -> Mapping[str, Any]:
-        """Ask the page that holds the bridge; the reply's ``result``, or :class:`BridgeError`."""
-        reply = await self._ask(message, timeout)
+        """Ask the page that holds the bridge (``turn``: the page that opened the turn of that
+        cell, while it runs); the reply's ``result``, or :class:`BridgeError`."""
+        reply = await self._ask(message, timeout, turn)
         if not reply.ok:
             raise BridgeError(f"the notebook frontend failed: {reply.error}")
         if reply.result is None:
             raise BridgeError("the notebook frontend sent a reply without a result")
         return reply.result
 
-    async def _ask(self, message: Request, timeout: float) -> Reply:
-        """Send a request to the page that holds the bridge and wait for its reply, whatever
-        it says."""
-        page = self._serving()
+    async def _ask(self, message: Request, timeout: float, turn: str | None = None) -> Reply:
+        """Send a request to the page that holds the bridge (or ``turn``'s) and wait for its
+        reply, whatever it says."""
+        page = self._route(turn)
         if page is None:
             raise BridgeError("the notebook frontend is not connected")
         request_id = str(next(self._ids))
         future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
-        self._pending[request_id] = _InFlight(future, page, message)
+        flight = self._pending[request_id] = _InFlight(future, page, message, turn)
         try:
             self._send(page, message.to_wire(request_id))
             reply = await asyncio.wait_for(future, timeout)
         except asyncio.TimeoutError:
+            self._unanswered(flight.page)
             why = f"the notebook frontend did not answer within {timeout:g} s"
             raise BridgeError(why) from None
         finally:
             self._pending.pop(request_id, None)
         return reply
+
+    def _unanswered(self, page: _Page) -> None:
+        """``page`` let a request time out: presumed gone (a killed tab sends no comm_close),
+        so later requests go to the next live page, which takes over when this one served."""
+        serving = self._serving()
+        with self._lock:
+            if page.gone or page not in self._pages:
+                return
+            page.gone = True
+        if page is serving and self._serving() is not page:
+            self._took_over()
 
 
 _T = TypeVar("_T")

@@ -42,6 +42,7 @@ __all__ = [
     "ShowLive",
     "TurnBegin",
     "TurnEnd",
+    "TurnOpened",
     "describe",
     "parse_page_message",
 ]
@@ -279,6 +280,27 @@ class Editing:
 
 
 @dataclass(frozen=True)
+class TurnOpened:
+    """This page opened the turn of ``cell`` (its user ran the cell here, or clicked in its
+    re-shown card: labextension/src/gate.ts): the turn's edits and runs go to this page
+    (docs/bridge.md, "Which page holds the bridge")."""
+
+    type: ClassVar[str] = "event"
+    name: ClassVar[str] = "turn.opened"
+    cell: str
+
+    def to_wire(self) -> dict[str, Json]:
+        return {"type": self.type, "name": self.name, "cell": self.cell}
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any]) -> TurnOpened | None:
+        if data.get("type") != cls.type or data.get("name") != cls.name:
+            return None
+        cell = data.get("cell")
+        return cls(cell) if isinstance(cell, str) else None
+
+
+@dataclass(frozen=True)
 class RefusedHello:
     """A hello we do not speak (a stale page after an upgrade): its protocol, as doctor says."""
 
@@ -286,19 +308,19 @@ class RefusedHello:
 
 
 #: What the page sends, each kind once.
-PAGE_MESSAGES = (Hello, Reply, Editing)
+PAGE_MESSAGES = (Hello, Reply, Editing, TurnOpened)
 
-PageMessage = Hello | RefusedHello | Reply | Editing
+PageMessage = Hello | RefusedHello | Reply | Editing | TurnOpened
 
 
 def parse_page_message(data: object) -> PageMessage | None:
     """One message from a page: a :class:`Hello` (or :class:`RefusedHello`), a :class:`Reply`,
-    an :class:`Editing` event; None for anything else (ignored)."""
+    an :class:`Editing` or :class:`TurnOpened` event; None for anything else (ignored)."""
     if not isinstance(data, Mapping):
         return None
     if data.get("type") == Hello.type:
         return Hello.parse(data) or RefusedHello(str(data.get("protocol"))[:20])
-    return Reply.parse(data) or Editing.parse(data)
+    return Reply.parse(data) or Editing.parse(data) or TurnOpened.parse(data)
 
 
 # -- the description both sides share ----------------------------------------------------
@@ -341,6 +363,7 @@ def describe() -> dict[str, Json]:
         {"type": Hello.type, "fields": _fields(Hello)},
         {"type": Reply.type, "fields": _fields(Reply)},
         {"type": Editing.type, "name": Editing.name, "fields": _fields(Editing)},
+        {"type": TurnOpened.type, "name": TurnOpened.name, "fields": _fields(TurnOpened)},
     ]
     return {"target": TARGET, "protocol": PROTOCOL, "kernel": kernel, "page": page}
 

@@ -650,7 +650,9 @@ class ClaudeMagics(Magics):
         # of a %claude undo cell the user ran (labextension/src/gate.ts).
         turn = announce_turn(self.ext.shell, self.ext.cell_id())
         try:
-            prepared = await prepare_undo(log, args.session, args.turn, bridge_of(self.ext.shell))
+            prepared = await prepare_undo(
+                log, args.session, args.turn, bridge_of(self.ext.shell), turn.cell
+            )
             entry = prepared.entry
             about = f" ({entry.prompt!r})" if entry.prompt else ""
             print(f"Undo {entry.label} of session {entry.session!r}{about}:")

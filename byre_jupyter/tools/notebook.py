@@ -131,12 +131,14 @@ def _cells(raw: object) -> tuple[Cell, ...]:
 
 
 async def read_notebook(
-    bridge: Bridge | None, path: str | None, *, images: bool
+    bridge: Bridge | None, path: str | None, *, images: bool, turn: str | None = None
 ) -> NotebookRead | str:
-    """The notebook from the bridge, else from the saved file at ``path``; or why neither."""
+    """The notebook from the bridge, else from the saved file at ``path``; or why neither.
+    ``turn``: the asking cell, whose turn's page is read (its model is the one the turn's
+    edits apply to, docs/bridge.md "Which page holds the bridge")."""
     if bridge is not None and bridge.connected:
         try:
-            result = await bridge.request(ReadNotebook(images))
+            result = await bridge.request(ReadNotebook(images), turn=turn)
         except BridgeError as e:
             fallback = _read_file(path)
             if isinstance(fallback, str):

@@ -229,9 +229,18 @@ class _CellOutputs:
     """A run's outputs on their way to the cell: JSON-ready, redacted, bounded, and streams
     line-buffered (as a terminal shows them; ``print`` writes its parts one by one)."""
 
-    def __init__(self, bridge: Bridge, cell_id: str, count: int, redact: Callable[[str], str]):
+    def __init__(
+        self,
+        bridge: Bridge,
+        cell_id: str,
+        count: int,
+        redact: Callable[[str], str],
+        turn: str | None = None,
+    ):
         self.bridge = bridge
         self.cell_id = cell_id
+        #: The asking ``%%claude`` cell: its turn's page shows the run (docs/bridge.md).
+        self.turn = turn
         self.count = count
         self.redact = redact
         self.sent = 0
@@ -290,7 +299,7 @@ class _CellOutputs:
             self.shown.clear()
         else:
             self.shown.append(output)
-        self.bridge.notify(RunOutput(self.cell_id, dict(output)))
+        self.bridge.notify(RunOutput(self.cell_id, dict(output)), turn=self.turn)
 
 
 def _bundle(data: Mapping[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:
@@ -339,7 +348,7 @@ async def run_cells(
         return ids
     if bridge is None or not bridge.connected:
         return NO_BRIDGE
-    read = await read_notebook(bridge, None, images=False)
+    read = await read_notebook(bridge, None, images=False, turn=asking)
     if isinstance(read, str) or not read.live:
         why = read if isinstance(read, str) else "the bridge did not answer"
         return f"The notebook on screen could not be read ({why[:300]}). Nothing was run."
@@ -356,7 +365,9 @@ async def run_cells(
         return await approve(cell, places.get(cell.id, 0))
 
     try:
-        return await _run_each(chosen, counted, shell, bridge, runner, approve_placed, redact)
+        return await _run_each(
+            chosen, counted, shell, bridge, runner, approve_placed, redact, asking
+        )
     finally:
         if counted:
             _CountAfterReply.defer(shell, own)
@@ -370,7 +381,9 @@ async def _run_each(
     runner: PythonRunner,
     approve: Callable[[Cell], Awaitable[str | None]],
     redact: Callable[[str], str],
+    asking: str | None,
 ) -> list[CellRun] | str:
+    """Each cell's run, shown on the page that opened the turn of ``asking``."""
     runs: list[CellRun] = []
     for cell in chosen:
         refused = await approve(cell)
@@ -379,10 +392,10 @@ async def _run_each(
         count = take_count(shell, cell.source)
         counted.append(count)
         try:
-            await bridge.request(RunBegin(cell.id, count))
+            await bridge.request(RunBegin(cell.id, count), turn=asking)
         except BridgeError as e:
             return _stopped(runs, f"Cell {cell.id!r} was not run: {e}")
-        outputs = _CellOutputs(bridge, cell.id, count, redact)
+        outputs = _CellOutputs(bridge, cell.id, count, redact, asking)
         answers = pending_answers(bridge)
         if answers is not None:  # the page that began the run may go before it ends
             answers.showing(cell.id, None)
@@ -407,7 +420,7 @@ def _finish(bridge: Bridge, outputs: _CellOutputs, run: PythonRun) -> None:
         error["traceback"] = [outputs.redact(line) for line in error["traceback"]]
         outputs(error)
     outputs.flush()
-    bridge.notify(RunEnd(outputs.cell_id, outputs.count))
+    bridge.notify(RunEnd(outputs.cell_id, outputs.count), turn=outputs.turn)
     answers = pending_answers(bridge)
     if answers is not None:
         answers.finished(outputs.cell_id, outputs.shown, ask=False)

@@ -12,7 +12,12 @@
  *   target when it loads, bridge/channel.py);
  * - the kernel announces each `%%claude` turn (`turn.begin`, `turn.end`), and a turn opens only
  *   for a `%%claude` cell the user ran here and that has not finished without one (or a
- *   `%claude undo` cell: its one edit is the undo the user reviews in it);
+ *   `%claude undo` cell: its one edit is the undo the user reviews in it), or that the user
+ *   adopts here: a turn announced that this page did not start (a reload, a take-over) opens
+ *   when the user clicks a button in that cell's output (its re-shown card: index.ts), an act
+ *   of the user's that kernel code cannot make;
+ * - the page tells the kernel each turn it opened (`turn.opened`), and the kernel sends that
+ *   turn's edits and runs here (bridge/channel.py);
  * - edits and runs in place are refused outside an open turn, and the turn's own cell is not
  *   deleted; ids, provenance and outputs are checked by their parsers (edit.ts, run.ts).
  *
@@ -51,6 +56,18 @@ export function acceptsKernelComm(data: unknown, live: boolean): boolean {
   return !live && isObject(data) && data.type === 'announce' && typeof data.protocol === 'number';
 }
 
+export interface TurnOpenedEvent extends JsonObject {
+  type: 'event';
+  name: 'turn.opened';
+  cell: string;
+}
+
+/** What the page tells the kernel when its gate opened a turn: that turn's edits and runs
+ * come to this page (docs/bridge.md, "Which page holds the bridge"). */
+export function turnOpenedEvent(cell: string): TurnOpenedEvent {
+  return { type: 'event', name: 'turn.opened', cell };
+}
+
 export type TurnMessage = { kind: 'begin' | 'end'; cell: string };
 
 /** `turn.begin` / `turn.end` from the kernel, or null for anything else. */
@@ -76,6 +93,9 @@ export class TurnGate {
   private readonly turns = new Set<string>();
   /** Cells that a turn's `run.begin` is showing as running. */
   private readonly runs = new Set<string>();
+  /** Running turns the kernel announced that this page did not start (it loaded, or took the
+   * bridge over, during them): the user may adopt one (`adopt`). */
+  private readonly adoptable = new Set<string>();
 
   /** Lab scheduled cell `id` to run (the user's Shift+Enter, Run all, a button of ours). */
   scheduled(id: string, source: string): void {
@@ -92,13 +112,35 @@ export class TurnGate {
   /** The kernel announces cell `cell`'s turn; whether it opened (once per run of that cell). */
   begin(cell: string): boolean {
     if (!this.ran.delete(cell)) {
+      if (!this.turns.has(cell)) {
+        this.adoptable.add(cell);
+      }
       return false;
     }
+    this.adoptable.delete(cell);
     this.turns.add(cell);
     return true;
   }
 
+  /** The user clicked in cell `cell`'s output (a trusted click on a button: index.ts), whose
+   * source is `source` now: whether that opened its turn here. Only a running turn the kernel
+   * announced and this page did not start, of a `%%claude` or `%claude undo` cell, once. */
+  adopt(cell: string, source: string): boolean {
+    if (!this.adoptable.has(cell) || !(isClaudeSource(source) || isUndoSource(source))) {
+      return false;
+    }
+    this.adoptable.delete(cell);
+    this.turns.add(cell);
+    return true;
+  }
+
+  /** Whether a click in cell `cell` could adopt its turn (index.ts looks no further if not). */
+  canAdopt(cell: string): boolean {
+    return this.adoptable.has(cell);
+  }
+
   end(cell: string): void {
+    this.adoptable.delete(cell);
     this.turns.delete(cell);
     if (this.turns.size === 0) {
       this.runs.clear();
@@ -109,6 +151,7 @@ export class TurnGate {
    * ran stay (Run all schedules `%load_ext` and the `%%claude` cells after it at once: their
    * turns come on the comm byre_jupyter opens as it loads). */
   reset(): void {
+    this.adoptable.clear();
     this.turns.clear();
     this.runs.clear();
   }
@@ -151,9 +194,11 @@ type Handler = (data: unknown, served: Served) => Answer | Promise<Answer>;
 
 function turn(data: unknown, served: Served): Answer {
   const message = parseTurnMessage(data);
-  if (message?.kind === 'begin') {
-    served.gate.begin(message.cell);
-  } else if (message?.kind === 'end') {
+  if (message?.kind === 'begin' && served.gate.begin(message.cell)) {
+    // The kernel sends this turn's edits and runs here from now on (bridge/channel.py).
+    return turnOpenedEvent(message.cell);
+  }
+  if (message?.kind === 'end') {
     served.gate.end(message.cell);
   }
   return null;
@@ -228,8 +273,8 @@ export const HANDLERS: Readonly<Record<string, Handler>> = Object.freeze({
   ping: () => null
 });
 
-/** Handles one message of the kernel on the bridge comm; resolves to the reply to send, or
- * null. A request it cannot serve (unknown, malformed, or refused) still gets a reply, so the
+/** Handles one message of the kernel on the bridge comm; resolves to the reply (or event) to
+ * send, or null. A request it cannot serve (unknown, malformed, or refused) still gets a reply, so the
  * kernel never waits in vain. Async only for Markdown's rendering: the caller handles messages
  * one after the other, in order. */
 export async function handle(data: unknown, served: Served): Promise<Answer> {

@@ -8,14 +8,14 @@
  * that ran is being edited (editing.ts), and writes into a cell what a page that loaded late
  * missed of it (restore.ts) (docs/bridge.md). What the kernel may do, and when, is
  * gate.ts's: only byre_jupyter's announced comm, and edits and runs only in a `%%claude` turn
- * the user started on this page.
+ * the user started on this page, or adopted here by clicking a button in its output (adopt).
  */
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel } from '@jupyterlab/services';
 
 import { EditableNotebook } from './edit';
-import { Served, TurnGate, acceptsKernelComm, inOrder } from './gate';
+import { Served, TurnGate, acceptsKernelComm, inOrder, turnOpenedEvent } from './gate';
 import highlight from './highlight';
 import { JsonObject, NotebookView, TARGET, hello } from './protocol';
 import { offerAskClaude } from './ask';
@@ -198,6 +198,38 @@ function watchEdits(panel: NotebookPanel, watch: EditWatch, gate: TurnGate): voi
   });
 }
 
+/** Lets the user of this page adopt a running turn it did not start (a reload, a take-over:
+ * gate.ts), by an act of their own: a trusted click on a button inside that `%%claude` cell's
+ * output, its re-shown card's *Allow* for one. Seen in the capture phase, before the button's
+ * own handler sends the answer to the kernel, so `turn.opened` reaches the kernel first (one
+ * websocket, in order) and the edit the answer lets go comes to this page, whose gate takes it
+ * (docs/bridge.md, "Which page holds the bridge"; docs/security.md). */
+function adopt(
+  panel: NotebookPanel,
+  gate: TurnGate,
+  send: (event: JsonObject) => boolean
+): void {
+  const clicked = (event: MouseEvent): void => {
+    const target = event.target instanceof Element ? event.target : null;
+    if (!event.isTrusted || !target?.closest('button')) {
+      return;
+    }
+    const output = target.closest('.jp-Cell-outputWrapper');
+    const widget = (panel.content.widgets as unknown as readonly MarkedCellWidget[]).find(
+      cell => output !== null && cell.node.contains(output)
+    );
+    if (widget === undefined || !gate.canAdopt(widget.model.id)) {
+      return;
+    }
+    const model = widget.model as unknown as { id: string; sharedModel: { getSource(): string } };
+    if (gate.adopt(model.id, model.sharedModel.getSource())) {
+      send(turnOpenedEvent(model.id));
+    }
+  };
+  panel.content.node.addEventListener('click', clicked, true);
+  panel.disposed.connect(() => panel.content.node.removeEventListener('click', clicked, true));
+}
+
 /** Serves `panel`'s notebook; returns whether byre_jupyter's comm is open for it now. */
 function serve(panel: NotebookPanel, frontend: string): () => boolean {
   const gate = new TurnGate();
@@ -249,6 +281,13 @@ function serve(panel: NotebookPanel, frontend: string): () => boolean {
     gate
   );
   const live = () => comm !== null && !comm.isDisposed;
+  adopt(panel, gate, event => {
+    if (comm === null || comm.isDisposed) {
+      return false;
+    }
+    comm.send(event);
+    return true;
+  });
 
   /** Serve over `opened` from now on (this page opened it: a comm of ours replaces its own
    * older one, after a restart or a kernel change, and on opening, where Lab's `ready` and

@@ -195,3 +195,52 @@ test('a Markdown output lands as HTML rendered and sanitized, in the order it ca
     { output_type: 'display_data', data: { 'text/html': 'sanitized:x()HI' }, metadata: {} }
   ]);
 });
+
+test('a turn the gate opens is told to the kernel (turn.opened), one it refuses is not', async () => {
+  const { served, send } = rig();
+  assert.equal(await send(turn('turn.begin', ASKING)), null); // not run here
+  served.gate.scheduled(ASKING, '%%claude\nchange it');
+  assert.deepEqual(await send(turn('turn.begin', ASKING)), {
+    type: 'event',
+    name: 'turn.opened',
+    cell: ASKING
+  });
+  assert.equal(await send(turn('turn.end', ASKING)), null);
+});
+
+test('a turn this page did not start opens only when its user adopts it, once', async () => {
+  const { cells, served, send } = rig();
+  const gate = served.gate;
+  assert.equal(gate.adopt(ASKING, '%%claude\nchange it'), false); // no turn announced
+  await send(turn('turn.begin', ASKING)); // a reload, a take-over: not run on this page
+  assert.equal(gate.inTurn, false);
+  assert.deepEqual(await send(edit()), { type: 'reply', id: 'e1', ok: false, error: NO_TURN });
+  assert.equal(gate.canAdopt(ASKING), true);
+  assert.equal(gate.adopt(ASKING, "victim = 'untouched'"), false); // not a %%claude cell now
+  assert.equal(gate.adopt(ASKING, '%%claude\nchange it'), true);
+  assert.equal(gate.adopt(ASKING, '%%claude\nchange it'), false); // once
+  const applied = await send(edit()) as JsonObject;
+  assert.deepEqual(applied.result, { applied: ['forged', VICTIM] });
+  assert.equal(cells.cells.length, 3);
+  await send(turn('turn.end', ASKING));
+  assert.equal(gate.inTurn, false);
+  assert.equal(gate.adopt(ASKING, '%%claude\nchange it'), false); // the turn is over
+});
+
+test('an undo cell\'s turn can be adopted; a turn is not adoptable after its end or a reset', async () => {
+  const gate = new TurnGate();
+  gate.begin('undo');
+  assert.equal(gate.adopt('undo', '%claude undo'), true);
+  gate.begin('gone');
+  gate.end('gone');
+  assert.equal(gate.adopt('gone', '%%claude\nx'), false);
+  gate.begin('reset');
+  gate.reset(); // the comm closed: the next one's hello tells the running turns again
+  assert.equal(gate.adopt('reset', '%%claude\nx'), false);
+  gate.scheduled('own', '%%claude\nx');
+  gate.begin('own');
+  assert.equal(gate.canAdopt('own'), false); // opened already
+  gate.begin('own'); // told again (a second hello): still open, not adoptable
+  assert.equal(gate.canAdopt('own'), false);
+  assert.equal(gate.isTurnCell('own'), true);
+});

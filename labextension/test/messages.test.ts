@@ -5,7 +5,7 @@ import { strict as assert } from 'node:assert';
 import { test } from 'node:test';
 
 import { editingEvent } from '../src/editing';
-import { HANDLERS } from '../src/gate';
+import { HANDLERS, turnOpenedEvent } from '../src/gate';
 import { MESSAGES, PROTOCOL, TARGET, hello, refuse } from '../src/protocol';
 
 const fields = (type: string, name?: string): string[] => {
@@ -33,6 +33,11 @@ test('what the page sends carries exactly the described fields', () => {
   assert.deepEqual(
     Object.keys(event).filter(k => k !== 'type' && k !== 'name').sort(),
     fields('event', 'editing')
+  );
+  const opened = turnOpenedEvent('c1');
+  assert.deepEqual(
+    Object.keys(opened).filter(k => k !== 'type' && k !== 'name').sort(),
+    fields('event', 'turn.opened')
   );
   const reply = fields('reply');
   for (const sent of [refuse('1', 'no'), { type: 'reply', id: '1', ok: true, result: {} }]) {

@@ -41,7 +41,7 @@ async def edit_notebook(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult
         return ToolResult.text(edits, is_error=True)
     asking = ctx.asking_cell()  # before the await, as for the read tool
     bridge = ctx.bridge()
-    read = await read_notebook(bridge, ctx.notebook_path(), images=False)
+    read = await read_notebook(bridge, ctx.notebook_path(), images=False, turn=asking)
     if isinstance(read, str):
         return ToolResult.text(read, is_error=True)
     planned = plan_edits(edits, read.cells, asking)
@@ -59,7 +59,7 @@ async def edit_notebook(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult
     if isinstance(decision, Deny):
         return ToolResult.text(decision.message or "The edits were not approved.", is_error=True)
     order = tuple(cell.id for cell in read.cells)
-    result, problem = await _apply(ctx, bridge, resolved, changes, order)
+    result, problem = await _apply(ctx, bridge, resolved, changes, order, asking)
     if ctx.edit_outcome is not None and decision.approved_by != "policy":
         ctx.edit_outcome(review, decision, problem)
     return redact_result(result, known)
@@ -80,8 +80,10 @@ async def _apply(
     resolved: tuple[Edit, ...],
     changes: tuple[CellChange, ...],
     order: tuple[str, ...],
+    asking: str | None,
 ) -> tuple[ToolResult, str | None]:
-    """The tool's result, and why the batch did not apply (None: it did)."""
+    """The tool's result, and why the batch did not apply (None: it did). The batch goes to
+    the page that opened the turn of ``asking`` (docs/bridge.md)."""
     marks = dict(ctx.provenance())
     if isinstance(marks.get("prompt"), str):
         # Saved into the notebook: redacted as the cell's record is, whole (a clip first
@@ -89,7 +91,7 @@ async def _apply(
         marks["prompt"] = clip_prompt(redact_text(marks["prompt"], ctx.secrets()))
     try:
         reply = await bridge.request(
-            ApplyEdits(edit_ops(resolved), reviewed_sources(changes), marks)
+            ApplyEdits(edit_ops(resolved), reviewed_sources(changes), marks), turn=asking
         )
     except PageClosedError as e:
         unknown = ToolResult.text(f"Not known whether applied: {e}.", is_error=True)

@@ -27,7 +27,7 @@ async def notebook(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
         return ToolResult.text("`images` must be true or false.", is_error=True)
     # Before the await: a comm message handled meanwhile becomes the kernel's shell parent.
     asking = ctx.asking_cell()
-    read = await read_notebook(ctx.bridge(), ctx.notebook_path(), images=images)
+    read = await read_notebook(ctx.bridge(), ctx.notebook_path(), images=images, turn=asking)
     if isinstance(read, str):
         return ToolResult.text(read, is_error=True)
     indices, error = select(read.cells, args)

@@ -239,13 +239,6 @@ def test_an_edit_of_a_cell_the_other_page_deleted_is_refused_and_named(
 
 
 @COLLAB
-@pytest.mark.xfail(
-    strict=False,
-    reason="page B takes the bridge over, but the turn's card never shows there: with "
-    "jupyter-collaboration a cell's outputs reach the shared document from the page that ran "
-    "it, and the kernel re-shows a live view only at a new page's hello; B's gate would then "
-    "refuse the edit too (no turn the user started on B): docs/bridge.md, Collaboration",
-)
 def test_closing_the_page_that_holds_the_bridge_mid_turn_loses_and_repeats_nothing(
     lab: LabPage, other_lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str]
 ) -> None:
@@ -253,6 +246,7 @@ def test_closing_the_page_that_holds_the_bridge_mid_turn_loses_and_repeats_nothi
         lab, other_lab, claude_env, "runs = []", "%%claude\nCOLLABCLOSE: add a cell and run it"
     )
     assert_rtc(lab, other_lab)
+    lab.run_cell(1, timeout=60)  # runs = []
     # The turn's first answer waits until page A is gone; then Claude reads, inserts a cell
     # (reviewed in page B, where the turn's card now is) and runs it once.
     api.on("COLLABCLOSE", Hang(then=Reply(ToolUse(READ, {}))), times=1)
@@ -273,7 +267,9 @@ def test_closing_the_page_that_holds_the_bridge_mid_turn_loses_and_repeats_nothi
     api.wait_for_request(lambda r: "COLLABCLOSE" in r.last_user_text, timeout=60)
     lab.page.close()
     api.release()
-    wait_for_card(other_lab, 2, timeout=30).locator(ALLOW).click()  # the edit
+    wait_for_card(other_lab, 2, timeout=30).locator(ALLOW).click()  # the edit, adopting the turn
+    edited = tool_result_for(api, EDIT, timeout=60)
+    assert not edited["is_error"] and f"New cell ids: {NEW_ID}" in edited["text"], edited
     wait_for_card(other_lab, 2, timeout=60).locator(ALLOW).click()  # the run
     wait_until(lambda: "CLOSE-DONE" in other_lab.output_text(2), 90, "the turn to end in page B")
     ids = cell_ids(other_lab)
@@ -311,11 +307,6 @@ def test_without_collaboration_each_page_has_its_own_model(
 
 
 @COLLAB
-@pytest.mark.xfail(
-    strict=False,
-    reason="the page that runs %%claude does not hold the bridge: its turn is not open on the "
-    "page that does, so every edit is refused; who holds the bridge is the bridge branch's",
-)
 def test_an_edit_asked_for_in_the_page_that_does_not_hold_the_bridge_lands(
     lab: LabPage, other_lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str]
 ) -> None:
@@ -337,3 +328,37 @@ def test_an_edit_asked_for_in_the_page_that_does_not_hold_the_bridge_lands(
     for page in (lab, other_lab):
         wait_until(lambda p=page: NEW_ID in cell_ids(p), 30, "the new cell in both pages")
         assert cell_ids(page).count(NEW_ID) == 1
+
+
+@COLLAB
+def test_an_undo_asked_for_in_the_other_page_restores_the_cells_in_both(
+    lab: LabPage, other_lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str]
+) -> None:
+    """Page A's turn changes a cell and inserts one; the person in page B (which does not hold
+    the bridge) runs ``%claude undo`` and allows it there: the undo's edit goes to page B, the
+    page that opened its turn, and both pages show the cells restored."""
+    open_both(
+        lab, other_lab, claude_env, "x = 1", "%%claude\nCOLLABUNDO: change x, add", "%claude undo"
+    )
+    assert_rtc(lab, other_lab)
+    first = cell_ids(lab)[1]
+    read_then_edit(
+        api,
+        "COLLABUNDO",
+        {"replace": {"cell": first, "old": "x = 1", "new": "x = 2"}},
+        {"insert": {"after": None, "cell_type": "code", "source": INSERTED, "id": NEW_ID}},
+    )
+    lab.run_cell(2, wait=False)
+    wait_for_card(lab, 2).locator(ALLOW).click()
+    assert lab.wait_for_cell(2, timeout=90)
+    wait_until(lambda: NEW_ID in cell_ids(other_lab), 30, "the turn's cell in page B")
+    assert source(other_lab, first) == "x = 2"
+    other_lab.run_cell(4, wait=False)  # the %claude undo cell, below the inserted one
+    wait_for_card(other_lab, 4).locator(ALLOW).click()
+    assert other_lab.wait_for_cell(4, timeout=60)
+    # The inserted cell is gone: the undo cell is the fourth again.
+    assert "Undone turn #1" in other_lab.output_text(3), other_lab.output_text(3)
+    for page in (lab, other_lab):
+        wait_until(lambda p=page: NEW_ID not in cell_ids(p), 30, "the inserted cell gone")
+        assert source(page, first) == "x = 1"
+    screenshots(lab, other_lab, "undo-in-B")

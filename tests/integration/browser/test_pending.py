@@ -1,10 +1,11 @@
 """Nothing waits in vain, answers wait for you (docs/bridge.md, "Pending answers").
 
 A page that reloads while a turn's review card waits gets the turn's live view again in that
-cell (``cell.restore``): the card is there to click, the turn goes on and its record lands in
-the cell. A turn whose page is closed at its start and that ends with no page open lands in
-its cell when the notebook is opened again, once, and saving keeps it; saved before that, the
-notebook says the answer was still coming."""
+cell (``cell.restore``): the card is there to click (the click adopts the turn on the new page,
+so the approved edit lands), the turn goes on and its record lands in the cell. A turn whose
+page is closed at its start and that ends with no page open lands in its cell when the
+notebook is opened again, once, and saving keeps it; saved before that, the notebook says the
+answer was still coming."""
 
 from __future__ import annotations
 
@@ -60,9 +61,11 @@ def test_a_review_card_waiting_when_the_page_reloads_shows_again_and_the_turn_en
         "the turn's record in its cell after the reload",
         detail=lambda: lab.output_text(2),
     )
-    # The page does not know the user ran the cell (docs/security.md): the edit is refused,
-    # and the line says so.
-    assert result["is_error"] and "Not applied: Edit the notebook" in shown, (result, shown)
+    # The reloaded page did not see the user run the cell, but the click on Allow in it was
+    # the user's: it adopted the turn there (gate.ts, docs/security.md), so the edit landed.
+    # Before, it was refused ("Not applied"): no turn the user started on that page.
+    assert not result["is_error"] and "Not applied" not in shown, (result, shown)
+    assert lab._js("return B.cell(path, 1).model.sharedModel.getSource();") == "x = 2"
     lab.screenshot(f"pending-{lab.frontend}-record-after-reload.png")
 
 

@@ -25,7 +25,7 @@ from byre_jupyter.bridge import (
     install_bridge,
     uninstall_bridge,
 )
-from byre_jupyter.bridge.messages import ApplyEdits, RunBegin
+from byre_jupyter.bridge.messages import ApplyEdits, RunBegin, RunEnd, RunOutput
 
 HELLO = hello_of("")
 
@@ -408,3 +408,146 @@ def test_every_page_hears_the_turns_so_none_keeps_one_that_ended() -> None:
     assert first.notified("turn.") == told and second.notified("turn.") == told
     second.close()
     assert first.notified("turn.") == told  # no turn runs: nothing more to tell
+
+
+# -- routing: a turn's requests go to the page that opened it (docs/bridge.md) -----------
+
+
+def opened(page: FakePage, cell: str) -> None:
+    """``page``'s gate opened the turn of ``cell`` (its user ran it there, or adopted it)."""
+    page.comm.deliver({"type": "event", "name": "turn.opened", "cell": cell})
+
+
+async def test_a_turns_edits_and_runs_go_to_the_page_that_opened_it() -> None:
+    """The user ran the cell in the older tab: the newer one still serves reads, but the turn's
+    edit, run and outputs go to the older one, whose gate takes them."""
+    first, second = two_pages()
+    bridge = first.bridge
+    turn = BridgeTurn(bridge, "ask")
+    opened(first, "ask")
+    edit = ApplyEdits([{"delete": {"cell": "a"}}], {}, {})
+    await bridge.request(edit, turn="ask")
+    await bridge.request(RunBegin("a", 2), turn="ask")
+    assert bridge.notify(RunOutput("a", {"output_type": "stream"}), turn="ask")
+    assert bridge.notify(RunEnd("a", 2), turn="ask")
+    await bridge.request(ReadNotebook())  # a read of no turn: the serving page
+    assert [r["method"] for r in first.requests] == ["edit", "run.begin"]
+    assert first.notified("run.") == [
+        ("run.output", {"cell": "a", "output": {"output_type": "stream"}}),
+        ("run.end", {"cell": "a", "execution_count": 2}),
+    ]
+    assert [r["method"] for r in second.requests] == ["read"] and second.edits == []
+    turn.end()  # the turn is over: its cell no longer routes
+    await bridge.request(edit, turn="ask")
+    assert second.edits == [edit.to_wire("x")["params"]]
+
+
+async def test_a_turn_opened_for_no_running_turn_or_before_hello_routes_nothing() -> None:
+    """A page can claim only a turn the kernel runs; its claim never outlives the turn."""
+    first, second = two_pages()
+    opened(first, "ask")  # no such turn runs
+    BridgeTurn(first.bridge, "ask")
+    assert first.bridge.page_of("ask") is None
+    silent = FakeComm()
+    first.bridge.attach(silent)  # no hello yet
+    silent.deliver({"type": "event", "name": "turn.opened", "cell": "ask"})
+    assert first.bridge.page_of("ask") is None
+    await first.bridge.request(ApplyEdits([], {}, {}), turn="ask")
+    assert len(second.edits) == 1 and first.edits == []
+
+
+async def test_a_page_that_closes_drops_its_turns_and_the_serving_page_takes_them() -> None:
+    first, second = two_pages()
+    BridgeTurn(first.bridge, "ask")
+    opened(first, "ask")
+    first.close()
+    assert first.bridge.page_of("ask") is None
+    await first.bridge.request(ApplyEdits([], {}, {}), turn="ask")
+    assert len(second.edits) == 1
+
+
+async def test_an_edit_in_flight_on_the_turns_page_fails_when_it_closes() -> None:
+    """Never applied twice: the turn's page may have applied it before it closed."""
+    first, second = two_pages()
+    BridgeTurn(first.bridge, "ask")
+    opened(first, "ask")
+    first.answering = False
+    task = asyncio.ensure_future(first.bridge.request(ApplyEdits([], {}, {}), turn="ask"))
+    await next_request(first.comm)
+    first.close()
+    with pytest.raises(PageClosedError):
+        await asyncio.wait_for(task, 5)
+    assert second.requests == []
+
+
+async def test_a_turns_read_in_flight_moves_to_the_serving_page_when_its_page_closes() -> None:
+    first, second = two_pages()
+    BridgeTurn(first.bridge, "ask")
+    opened(first, "ask")
+    first.answering = False
+    task = asyncio.ensure_future(first.bridge.request(ReadNotebook(), turn="ask"))
+    await next_request(first.comm)
+    first.close()
+    assert (await asyncio.wait_for(task, 5))["cells"] == CELLS
+    assert [r["method"] for r in second.requests] == ["read"]
+
+
+# -- take-over: the new serving page gets what a hello gets ------------------------------
+
+
+def test_a_take_over_is_a_hello_for_the_page_that_takes_over() -> None:
+    """tools/pending_answers.py re-shows the running turns' live views at each hello: the
+    page that takes over gets them too (the page that showed them is gone)."""
+    first, second = two_pages()
+    bridge = first.bridge
+    heard: list[int] = []
+    bridge.on_hello = lambda: heard.append(bridge.connections)
+    before = bridge.connections
+    first.close()  # not the serving page: nothing changes hands
+    assert heard == []
+    third = FakePage(bridge, cells=CELLS).connect()
+    assert heard == [before + 1]
+    third.close()
+    assert heard == [before + 1, before + 2] and bridge.comm is second.comm
+
+
+# -- a page gone without comm_close --------------------------------------------------------
+
+
+async def test_a_page_that_lets_a_request_time_out_stops_serving_until_it_answers() -> None:
+    """A killed tab sends no comm_close: after one timeout, the next live page serves (and
+    takes over), so later requests do not each wait the full timeout."""
+    first, second = two_pages()
+    bridge = first.bridge
+    heard: list[int] = []
+    bridge.on_hello = lambda: heard.append(bridge.connections)
+    second.answering = False
+    with pytest.raises(BridgeError, match="did not answer"):
+        await bridge.request(ReadNotebook(), timeout=0.01)
+    assert bridge.comm is first.comm and len(heard) == 1  # taken over
+    assert (await bridge.request(ReadNotebook()))["cells"] == CELLS
+    assert [r["method"] for r in first.requests] == ["read"]
+    assert bridge.pages == 2  # still listed: it may come back
+    late = next(m for m in second.comm.sent if m.get("type") == "request")
+    second.comm.deliver({"type": "reply", "id": late["id"], "ok": True, "result": {}})
+    assert bridge.comm is second.comm  # it answered after all: the newest serves again
+
+
+async def test_a_lone_page_that_timed_out_is_still_asked() -> None:
+    bridge, comm = connected()
+    with pytest.raises(BridgeError, match="did not answer"):
+        await bridge.request(ReadNotebook(), timeout=0.01)
+    assert bridge.connected and bridge.comm is comm
+
+
+async def test_a_turns_page_that_timed_out_gives_its_turn_to_the_serving_page() -> None:
+    first, second = two_pages()
+    BridgeTurn(first.bridge, "ask")
+    opened(first, "ask")
+    first.answering = False
+    with pytest.raises(BridgeError, match="did not answer"):
+        await first.bridge.request(ApplyEdits([], {}, {}), timeout=0.01, turn="ask")
+    await first.bridge.request(ApplyEdits([], {}, {}), turn="ask")
+    assert len(second.edits) == 1
+    first.comm.deliver(hello_of("n.ipynb"))  # a hello revives it (and it is the newest now)
+    assert first.bridge.comm is first.comm

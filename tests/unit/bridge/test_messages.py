@@ -18,6 +18,7 @@ from byre_jupyter.bridge.messages import (
     Hello,
     RefusedHello,
     Reply,
+    TurnOpened,
     describe,
     parse_page_message,
 )
@@ -61,6 +62,8 @@ def test_the_pages_messages_parse_as_described_and_round_trip() -> None:
     fields = next(e["fields"] for e in describe()["page"] if e["type"] == "hello")
     assert set(hello.to_wire()) == {"type", *fields}
     assert parse_page_message(Editing("c").to_wire()) == Editing("c")
+    assert parse_page_message(TurnOpened("c").to_wire()) == TurnOpened("c")
+    assert parse_page_message({"type": "event", "name": "turn.opened", "cell": 3}) is None
     ok = Reply("1", True, {"cells": []})
     assert parse_page_message(ok.to_wire()) == ok
     assert parse_page_message(Reply("2", False, error="no").to_wire()) == Reply(
