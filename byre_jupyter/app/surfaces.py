@@ -81,6 +81,7 @@ class Keeping(Protocol):
     def kept(self) -> bool: ...
     def showing(self, live: Callable[[], Outputs]) -> None: ...
     def finished(self, outputs: Outputs) -> None: ...
+    def waiting(self, waiting: bool) -> None: ...
 
 
 def _replace_with_static(
@@ -221,11 +222,17 @@ class WidgetSurface:
         self.pending.append(card)
         card.decision.add_done_callback(lambda _f: self._settled(card))
         self.live.show_approval(card.widget)
+        # Every card (approval, question, plan) starts and stops waiting here: the pages that
+        # do not show this cell's output are told, so they can say so (docs/bridge.md).
+        if self.keeping is not None:
+            self.keeping.waiting(True)
         return card
 
     def _settled(self, card: Card) -> None:
         if card in self.pending:
             self.pending.remove(card)
+            if self.keeping is not None:
+                self.keeping.waiting(False)
         self.live.hide_approval(card.widget)
 
     def reject_pending(self, reason: str) -> None:

@@ -56,6 +56,7 @@ from .messages import (
     RefusedHello,
     Reply,
     Request,
+    ReviewPending,
     ShowLive,
     TurnBegin,
     TurnEnd,
@@ -135,6 +136,9 @@ class Bridge:
         #: hello during it: Run all sends ``%load_ext`` and a ``%%claude`` cell at
         #: once, and the hello reaches the kernel only once that cell awaits.
         self._turns: collections.Counter[str] = collections.Counter()
+        #: The running turns' cells whose card waits for the user, with how many cards wait
+        #: (:meth:`card_waiting`): told to every page, and again to a page at its hello.
+        self._waiting: collections.Counter[str] = collections.Counter()
         #: The page that opened each running turn (its ``turn.opened``): the turn's edits and
         #: runs go there, where its gate takes them.
         self._opened: dict[str, _Page] = {}
@@ -271,6 +275,8 @@ class Bridge:
         self._said_hello(page, hello)
         for running in list(self._turns):
             self._send(page, TurnBegin(running).to_wire())
+        for cell in list(self._waiting):
+            self._send(page, ReviewPending(cell, True).to_wire())
         self.connections += 1
         if self.on_hello is not None:
             self.on_hello()
@@ -335,7 +341,30 @@ class Bridge:
         if self._turns[cell] <= 0:
             del self._turns[cell]
             self._opened.pop(cell, None)
+            self._waiting.pop(cell, None)  # the pages drop the mark with the turn
         self._tell_all(TurnEnd(cell))
+
+    def card_waiting(self, cell: str, waiting: bool) -> None:
+        """A card of the running turn of ``cell`` starts (``waiting``) or stops waiting for the
+        user: every page hears when the first card starts and when the last one stops, and a
+        page that says hello meanwhile hears it then. Without real-time collaboration only the
+        page that ran the cell shows the card; the others mark the cell (docs/bridge.md,
+        "Collaboration")."""
+        with self._lock:
+            if waiting:
+                if cell not in self._turns:
+                    return  # no turn announced for it: no page could clear the mark
+                self._waiting[cell] += 1
+                changed = self._waiting[cell] == 1
+            else:
+                if cell not in self._waiting:
+                    return
+                self._waiting[cell] -= 1
+                changed = self._waiting[cell] <= 0
+                if changed:
+                    del self._waiting[cell]
+        if changed:
+            self._tell_all(ReviewPending(cell, waiting))
 
     def _tell_all(self, message: Notify) -> None:
         """Turns go to every page, not only the one serving: each page's gate keeps its own

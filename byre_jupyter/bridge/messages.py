@@ -36,6 +36,7 @@ __all__ = [
     "Reply",
     "Request",
     "RestoreRecord",
+    "ReviewPending",
     "RunBegin",
     "RunEnd",
     "RunOutput",
@@ -94,6 +95,18 @@ class TurnBegin(Notify):
 class TurnEnd(Notify):
     method: ClassVar[str] = "turn.end"
     cell: str
+
+
+@dataclass(frozen=True)
+class ReviewPending(Notify):
+    """A card of the turn of ``cell`` (an approval, a question, a plan) waits for the user's
+    answer, or no longer does. Without real-time collaboration the card shows only in the page
+    that ran the cell, so every other page marks the cell (labextension/src/waiting.ts,
+    docs/bridge.md "Collaboration"). Only the cell id and a boolean: no model text."""
+
+    method: ClassVar[str] = "review.pending"
+    cell: str
+    waiting: bool
 
 
 @dataclass(frozen=True)
@@ -188,6 +201,7 @@ KERNEL_MESSAGES: tuple[type[Announce] | type[Notify] | type[Request], ...] = (
     Announce,
     TurnBegin,
     TurnEnd,
+    ReviewPending,
     RunOutput,
     RunEnd,
     ReadNotebook,

@@ -180,6 +180,11 @@ class Slot:
     def finished(self, outputs: Outputs) -> None:
         self.answers.finished(self.cell, outputs)
 
+    def waiting(self, waiting: bool) -> None:
+        """A card of this turn starts or stops waiting for the user: the other pages mark the
+        cell (bridge/channel.py, ``card_waiting``)."""
+        self.answers.bridge.card_waiting(self.cell, waiting)
+
 
 _ANSWERS: weakref.WeakKeyDictionary[Bridge, PendingAnswers] = weakref.WeakKeyDictionary()
 

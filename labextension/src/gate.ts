@@ -21,7 +21,8 @@
  * - edits and runs in place are refused outside an open turn, and the turn's own cell is not
  *   deleted; ids, provenance and outputs are checked by their parsers (edit.ts, run.ts).
  *
- * Reads stay open to the bridge: the kernel can read the saved notebook anyway.
+ * Reads stay open to the bridge: the kernel can read the saved notebook anyway. A card that
+ * waits in a turn this page does not hold marks its cell here (`review.pending`, waiting.ts).
  *
  * No JupyterLab import: index.ts feeds it Lab's signals, so it is unit-tested in Node.
  */
@@ -45,6 +46,7 @@ import {
   parseRunMessage,
   renderMarkdown
 } from './run';
+import { parsePending } from './waiting';
 
 /** What an edit or a run outside a turn reads (the kernel passes it on to Claude). */
 export const NO_TURN =
@@ -186,6 +188,8 @@ export interface Served {
   find: FindCell;
   sanitize: Sanitize;
   markdown: RenderMarkdown;
+  /** The "waits in another tab" marks of this page (waiting.ts's `WaitingMarks`). */
+  waiting: { show(cell: string, waiting: boolean): void };
 }
 
 type Answer = Reply | JsonObject | null;
@@ -200,6 +204,17 @@ function turn(data: unknown, served: Served): Answer {
   }
   if (message?.kind === 'end') {
     served.gate.end(message.cell);
+    served.waiting.show(message.cell, false); // its cards wait no more
+  }
+  return null;
+}
+
+/** A turn's card starts or stops waiting: marked here only when this page does not hold the
+ * turn (it shows no card of it: docs/bridge.md, "Collaboration"). */
+function pending(data: unknown, served: Served): Answer {
+  const message = parsePending(data);
+  if (message !== null) {
+    served.waiting.show(message.cell, message.waiting && !served.gate.isTurnCell(message.cell));
   }
   return null;
 }
@@ -261,6 +276,7 @@ function edit(data: unknown, served: Served): Answer {
 export const HANDLERS: Readonly<Record<string, Handler>> = Object.freeze({
   'turn.begin': turn,
   'turn.end': turn,
+  'review.pending': pending,
   'run.begin': run,
   'run.output': run,
   'run.end': run,

@@ -6,7 +6,8 @@
  * kernel runs in place (run.ts), offers "Ask Claude" on errors (ask.ts) and "Run again" on
  * stale answers (rerun.ts) while the comm is open, and tells the kernel when a `%%claude` cell
  * that ran is being edited (editing.ts), and writes into a cell what a page that loaded late
- * missed of it (restore.ts) (docs/bridge.md). What the kernel may do, and when, is
+ * missed of it (restore.ts), and marks a cell whose card waits in another tab (waiting.ts)
+ * (docs/bridge.md). What the kernel may do, and when, is
  * gate.ts's: only byre_jupyter's announced comm, and edits and runs only in a `%%claude` turn
  * the user started on this page, or adopted here by clicking a button in its output (adopt).
  */
@@ -25,6 +26,7 @@ import { RERUN_CLASS, marksIn, offerRunAgain } from './rerun';
 import { EditWatch } from './editing';
 import { MarkedCellWidget, watchProvenance } from './marks';
 import { UNDO_CLASS, offerUndo, undoMarksIn } from './undo';
+import { WaitingMarks } from './waiting';
 
 function viewOf(panel: NotebookPanel): NotebookView {
   return {
@@ -234,6 +236,11 @@ function adopt(
 function serve(panel: NotebookPanel, frontend: string): () => boolean {
   const gate = new TurnGate();
   const widgets = () => panel.content.widgets as unknown as readonly CodeCellWidget[];
+  // "Claude waits for an answer in another tab" (waiting.ts), on the cell's widget now.
+  const waiting = new WaitingMarks(
+    document,
+    id => panel.content.widgets.find(w => w.model.id === id)?.node ?? null
+  );
   const served: Served = {
     gate,
     view: viewOf(panel),
@@ -242,7 +249,8 @@ function serve(panel: NotebookPanel, frontend: string): () => boolean {
     // Outputs of a run in place are saved and trusted when the notebook is reopened: their
     // HTML goes through the sanitizer Lab applies to untrusted output (run.ts).
     sanitize: html => panel.content.rendermime.sanitizer.sanitize(html),
-    markdown: source => panel.content.rendermime.markdownParser?.render(source) ?? null
+    markdown: source => panel.content.rendermime.markdownParser?.render(source) ?? null,
+    waiting
   };
   const view = served.view;
   // Outputs a page that loaded late never received (restore.ts), written into the cell's
@@ -300,6 +308,7 @@ function serve(panel: NotebookPanel, frontend: string): () => boolean {
       older.close();
     }
     gate.reset();
+    waiting.clear();
     const receive = inOrder(served);
     const restorer = new Restorer(restoring);
     opened.onMsg = msg => {
@@ -326,6 +335,7 @@ function serve(panel: NotebookPanel, frontend: string): () => boolean {
       if (comm === opened) {
         comm = null;
         gate.reset();
+        waiting.clear();
         marks.closed();
       }
     };

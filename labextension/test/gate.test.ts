@@ -24,7 +24,8 @@ function rig() {
     editable: cells,
     find: findIn([code]),
     sanitize: SANITIZE,
-    markdown: MARKDOWN
+    markdown: MARKDOWN,
+    waiting: { show: () => undefined }
   };
   return { cells, code, served, send: (data: unknown) => handle(data, served) };
 }

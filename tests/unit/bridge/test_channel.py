@@ -551,3 +551,53 @@ async def test_a_turns_page_that_timed_out_gives_its_turn_to_the_serving_page() 
     assert len(second.edits) == 1
     first.comm.deliver(hello_of("n.ipynb"))  # a hello revives it (and it is the newest now)
     assert first.bridge.comm is first.comm
+
+
+# -- a card that waits: the pages that do not show it mark its cell (docs/bridge.md) -------
+
+
+def pending(page: FakePage) -> list[Any]:
+    return [params for _method, params in page.notified("review.")]
+
+
+def test_every_page_hears_that_a_card_waits_and_that_it_stopped() -> None:
+    """Without real-time collaboration only the page that ran the cell shows its card: every
+    page hears that one waits (each page's gate decides whether to mark the cell), once for
+    several cards at a time, and that none waits any more."""
+    first, second = two_pages()
+    turn = BridgeTurn(first.bridge, "ask")
+    first.bridge.card_waiting("ask", True)
+    first.bridge.card_waiting("ask", True)  # a second card while the first waits
+    first.bridge.card_waiting("ask", False)
+    waits = [{"cell": "ask", "waiting": True}]
+    assert pending(first) == waits and pending(second) == waits
+    first.bridge.card_waiting("ask", False)
+    done = [*waits, {"cell": "ask", "waiting": False}]
+    assert pending(first) == done and pending(second) == done
+    first.bridge.card_waiting("ask", False)  # nothing waits: nothing to tell
+    turn.end()
+    assert pending(first) == done and pending(second) == done
+
+
+def test_a_page_that_says_hello_while_a_card_waits_is_told_with_the_turn() -> None:
+    first = FakePage(cells=CELLS, path="n.ipynb").connect()
+    turn = BridgeTurn(first.bridge, "ask")
+    first.bridge.card_waiting("ask", True)
+    late = FakePage(first.bridge, cells=CELLS, path="n.ipynb").connect()
+    assert late.notified() == [
+        ("turn.begin", {"cell": "ask"}),
+        ("review.pending", {"cell": "ask", "waiting": True}),
+    ]
+    turn.end()  # the turn's end ends its wait: the pages drop the mark with the turn
+    reloaded = FakePage(first.bridge, cells=CELLS, path="n.ipynb").connect()
+    assert reloaded.notified() == []
+    first.bridge.card_waiting("ask", False)  # the card settles after the turn ended
+    assert pending(late) == [{"cell": "ask", "waiting": True}]
+
+
+def test_a_card_outside_an_announced_turn_is_told_to_no_page() -> None:
+    """A cell whose turn no page heard of would keep its mark: nothing is sent for it."""
+    page = FakePage(cells=CELLS, path="n.ipynb").connect()
+    page.bridge.card_waiting("ask", True)
+    page.bridge.card_waiting("ask", False)
+    assert pending(page) == []

@@ -11,11 +11,13 @@ from typing import Any
 from support import wire as fx
 from support.frontend import FakeComm, hello_of
 
-from byre_jupyter.app.surfaces import as_outputs
-from byre_jupyter.bridge import Bridge
+from byre_jupyter.app.surfaces import SurfaceControls, WidgetSurface, as_outputs
+from byre_jupyter.bridge import Bridge, BridgeTurn
+from byre_jupyter.session import Allow
 from byre_jupyter.tools.bounded import ToolLimits
 from byre_jupyter.tools.notebook import Cell, NotebookRead, render_notebook
-from byre_jupyter.tools.pending_answers import KEPT_CELLS, PendingAnswers
+from byre_jupyter.tools.pending_answers import KEPT_CELLS, PendingAnswers, pending_answers
+from byre_jupyter.ui import TurnView
 from byre_jupyter.ui.record import static_outputs
 
 RECORD = [({"text/plain": "the answer"}, {"byre": {"portable": {"whole": "conversation"}}})]
@@ -211,3 +213,25 @@ def test_a_kept_record_carries_what_its_cell_holds_when_its_page_stayed() -> Non
 
     assert read(as_outputs(bundles)) == read(shown)
     assert "%%claude answer" in read(as_outputs(bundles))
+
+
+async def test_a_card_in_the_turns_cell_tells_every_page_while_it_waits() -> None:
+    """The widget surface is where every card (approval, question, plan) starts and stops
+    waiting: it tells the bridge, which tells the pages (docs/bridge.md, "Collaboration")."""
+    bridge, comm = connected()
+    other = reopen(bridge)
+    answers = pending_answers(bridge)
+    assert answers is not None
+    turn = BridgeTurn(bridge, "c1")
+    controls = SurfaceControls([], lambda: None, lambda _m: None, asyncio.get_running_loop())
+    surface = WidgetSurface(TurnView("s", "go"), controls, answers.slot("c1"))
+    card = surface.ask("Bash", {"command": "ls"})
+    assert card is not None
+    told = [m["params"] for m in other.sent if m.get("method") == "review.pending"]
+    assert told == [{"cell": "c1", "waiting": True}]
+    card.decision.set_result(Allow())
+    await settle()
+    for page in (comm, other):
+        told = [m["params"] for m in page.sent if m.get("method") == "review.pending"]
+        assert told == [{"cell": "c1", "waiting": True}, {"cell": "c1", "waiting": False}]
+    turn.end()
