@@ -32,6 +32,8 @@ EDIT = "mcp__byre__edit_notebook"
 NEW_ID = "claude-collab-1"
 INSERTED = "inserted = 42\nprint('RAN-INSERTED', inserted * 2)"
 TYPED = "  # typed in the other page"
+#: The mark of a cell whose card waits in another page (labextension/src/waiting.ts).
+WAITING = ".byre-waiting-mark"
 
 # Page A: the moment of the click on Allow once (epoch ms: both pages share the machine's clock).
 CLICK_CLOCK = """() => {
@@ -284,7 +286,9 @@ def test_closing_the_page_that_holds_the_bridge_mid_turn_loses_and_repeats_nothi
 def test_without_collaboration_each_page_has_its_own_model(
     lab: LabPage, other_lab: LabPage, api: ScriptedAPI, claude_env: dict[str, str]
 ) -> None:
-    """Lab without RTC: the edit lands in page A's model only; page B's typing stays in B's."""
+    """Lab without RTC: the edit lands in page A's model only; page B's typing stays in B's.
+    While A's card waits, B (which shows no card: the outputs go to A) marks the cell "Claude
+    waits for an answer in another tab" (``review.pending``), until A's *Allow once*."""
     open_both(lab, other_lab, claude_env, "x = 1\nprint(x)", "%%claude\nSOLOINS: add a cell")
     state = collaborative(lab)
     assert not state["plugin"] and not state["model"] and state["session"] is None, state
@@ -295,11 +299,18 @@ def test_without_collaboration_each_page_has_its_own_model(
     )
     lab.run_cell(2, wait=False)
     box = wait_for_card(lab, 2)
+    waits = other_lab.cell_locator(2).locator(WAITING)
+    wait_until(lambda: waits.count() == 1, 30, "page B's mark on the waiting cell")
+    assert waits.text_content() == "Claude waits for an answer in another tab"
+    assert not shows_card(other_lab, 2)
+    assert lab.cell_locator(2).locator(WAITING).count() == 0  # A shows the card itself
+    other_lab.screenshot("no-rtc-waiting-B.png")
     other_lab.cell_locator(1).locator(".cm-content").click()
     other_lab.page.keyboard.press("Control+End")
     other_lab.page.keyboard.type(TYPED)
     box.locator(ALLOW).click()
     assert lab.wait_for_cell(2, timeout=90)
+    wait_until(lambda: waits.count() == 0, 30, "page B's mark gone once the card was answered")
     assert NEW_ID in cell_ids(lab) and NEW_ID not in cell_ids(other_lab)
     assert source(lab, 1) == "x = 1\nprint(x)"  # page B's typing never reached page A
     assert source(other_lab, 1) == "x = 1\nprint(x)" + TYPED
