@@ -34,7 +34,12 @@ def fork_points(lab: LabPage) -> set[str]:
 
 
 def editing_events(lab: LabPage) -> list[dict[str, object]]:
-    return [m for m in lab.sent_comm_messages() if m.get("type") == "event"]
+    """The page's ``editing`` events (a turn's ``turn.opened`` is an event too, and no edit)."""
+    return [
+        m
+        for m in lab.sent_comm_messages()
+        if m.get("type") == "event" and m.get("name") == "editing"
+    ]
 
 
 def test_typing_into_an_earlier_cell_moves_the_fork_spare_to_its_branch_point(
